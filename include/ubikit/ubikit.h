@@ -1,0 +1,94 @@
+/* libubikit — the POSIX-like file-system API over UBIFS (the fs layer).
+ *
+ * One struct ubikit_fs per mounted file system; no global state. Every
+ * function returns 0 / a count on success and a negative errno on failure;
+ * ubikit_errmsg() then tells the place and cause in words.
+ *
+ * Two families: path-based calls for programs, inode-based calls (_ino) for
+ * front ends that keep inode numbers themselves (FUSE low-level API). */
+#ifndef UBIKIT_UBIKIT_H
+#define UBIKIT_UBIKIT_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ubi_vol_io; /* src/ubi/ubi_vol_io.h: one UBI volume (or a bare UBIFS image) */
+struct ubikit_fs;
+struct ubikit_file;
+struct ubikit_dir;
+
+#define UBIKIT_ROOT_INO 1
+
+enum {
+	UBIKIT_MOUNT_RDONLY = 1 << 0, /* never write to the volume */
+};
+
+struct ubikit_mount_opts {
+	unsigned flags;          /* UBIKIT_MOUNT_* */
+	size_t tnc_cache_bytes;  /* bound on cached index nodes; 0 = default */
+};
+
+struct ubikit_stat {
+	uint64_t ino;
+	uint32_t mode;  /* S_IF* | permission bits */
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint64_t size;
+	uint64_t blocks; /* 512-byte units */
+	uint32_t rdev_major, rdev_minor;
+	int64_t atime_sec, mtime_sec, ctime_sec;
+	uint32_t atime_nsec, mtime_nsec, ctime_nsec;
+	uint32_t flags;  /* UBIFS inode flags */
+};
+
+struct ubikit_dirent {
+	uint64_t ino;
+	unsigned char type; /* DT_* */
+	char name[256];
+	uint64_t cookie;    /* resume position for ubikit_readdir_ino */
+};
+
+struct ubikit_statfs {
+	uint64_t block_size, blocks, blocks_free, blocks_avail;
+	uint64_t files, name_max;
+};
+
+int ubikit_mount(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts, struct ubikit_fs **out);
+int ubikit_unmount(struct ubikit_fs *fs);
+const char *ubikit_errmsg(const struct ubikit_fs *fs);
+int ubikit_statfs(struct ubikit_fs *fs, struct ubikit_statfs *st);
+
+/* ---- path-based ---- */
+int ubikit_stat(struct ubikit_fs *fs, const char *path, struct ubikit_stat *st);  /* follows symlinks */
+int ubikit_lstat(struct ubikit_fs *fs, const char *path, struct ubikit_stat *st);
+int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode, struct ubikit_file **out);
+ssize_t ubikit_read(struct ubikit_file *f, void *buf, size_t len);
+ssize_t ubikit_pread(struct ubikit_file *f, void *buf, size_t len, uint64_t off);
+int ubikit_close(struct ubikit_file *f);
+int ubikit_opendir(struct ubikit_fs *fs, const char *path, struct ubikit_dir **out);
+/* 1 = entry filled, 0 = end, <0 error. "." and ".." are not returned. */
+int ubikit_readdir(struct ubikit_dir *d, struct ubikit_dirent *ent);
+int ubikit_closedir(struct ubikit_dir *d);
+ssize_t ubikit_readlink(struct ubikit_fs *fs, const char *path, char *buf, size_t size);
+/* Like listxattr(2)/getxattr(2): size 0 asks for the needed size. */
+ssize_t ubikit_listxattr(struct ubikit_fs *fs, const char *path, char *buf, size_t size);
+ssize_t ubikit_getxattr(struct ubikit_fs *fs, const char *path, const char *name, void *buf, size_t size);
+
+/* ---- inode-based ---- */
+int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint64_t *ino);
+int ubikit_stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st);
+ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off);
+/* Entries after `cookie` (0 = from the start), one at a time: 1/0/<0. */
+int ubikit_readdir_ino(struct ubikit_fs *fs, uint64_t dir, uint64_t cookie, struct ubikit_dirent *ent);
+ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size);
+ssize_t ubikit_listxattr_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size);
+ssize_t ubikit_getxattr_ino(struct ubikit_fs *fs, uint64_t ino, const char *name, void *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* flash_sim — the NAND/NOR flash simulator (public API).
+ *
+ * Implements struct flash_dev with the rules of real flash (NAND: program
+ * only erased pages, NOP limit, optional in-order programming; NOR: bits only
+ * go 1->0), wear (per-PEB erase counts, endurance), factory and grown bad
+ * blocks, seeded bit flips, power cuts and a timing model. Storage in RAM or
+ * in a file in nanddump's layout (data only, or data+OOB per page) with a
+ * sidecar "<image>.sim" for state that layout cannot hold.
+ *
+ * Everything random is seeded: a run replays from (seed, operation count). */
+#ifndef UBIKIT_FLASH_SIM_H
+#define UBIKIT_FLASH_SIM_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flash/flash.h"
+
+/* Datasheet-style timing, in nanoseconds and bytes/second. Defaults
+ * (BENCH.md): read 25 us, program 200 us, erase 1.5 ms, bus 40 MB/s. */
+struct flash_timing {
+	uint64_t page_read_ns;
+	uint64_t page_program_ns;
+	uint64_t block_erase_ns;
+	uint64_t bus_bytes_per_sec;
+};
+
+struct flash_sim_config {
+	struct flash_geometry geo;
+	unsigned nop;             /* programs allowed per page between erases (NAND), default 1 */
+	bool in_order;            /* NAND: pages of a PEB must be programmed in ascending order */
+	uint32_t endurance;       /* erase cycles before an erase fails and the block goes bad; 0 = unlimited */
+	uint64_t seed;            /* for bit flips, power-cut bit patterns, random cut point */
+	double bitflip_rate;      /* probability per page read of a correctable flip (-EUCLEAN) */
+	double uncorrectable_rate;/* probability per page read of an uncorrectable error (-EBADMSG) */
+	struct flash_timing timing;
+	/* Backing store: NULL = RAM. Otherwise a file (created sparse). */
+	const char *path;
+	bool file_has_oob;        /* file holds page+OOB per page (nanddump -o layout) */
+};
+
+/* Fill a config with defaults: SLC NAND 2048+64, 128 KiB PEB, 256 MiB
+ * (BENCH.md's default device), NOP 1, endurance 100000, default timing. */
+void flash_sim_config_default(struct flash_sim_config *cfg);
+/* Profiles by name: "slc" (default), "mlc" (endurance 3000, higher flip
+ * rate), "nor" (NOR, 1-byte min I/O, 64 KiB PEB). Returns -EINVAL if unknown. */
+int flash_sim_config_profile(struct flash_sim_config *cfg, const char *name);
+
+/* Create a new erased device (RAM or a new file + sidecar). */
+int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out);
+/* Open an existing simulator image. Geometry and wear come from the sidecar
+ * if present; otherwise from geo (which must then be given) and defaults.
+ * read_only: no write to the image or sidecar ever. */
+int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file_has_oob,
+		   bool read_only, struct flash_dev **out);
+
+/* Is dev a simulator? (Other backends return false.) */
+bool flash_is_sim(const struct flash_dev *dev);
+
+/* ---- fault injection ---- */
+int flash_sim_set_factory_bad(struct flash_dev *dev, uint32_t peb);
+/* Next read covering (peb, page) returns a flip: correctable or not; sticky
+ * until the PEB is erased when sticky is true. */
+int flash_sim_inject_bitflip(struct flash_dev *dev, uint32_t peb, uint32_t page, bool uncorrectable,
+			     bool sticky);
+/* Set a PEB's physical erase count (to simulate wear). */
+int flash_sim_set_wear(struct flash_dev *dev, uint32_t peb, uint32_t erase_count);
+uint32_t flash_sim_get_wear(const struct flash_dev *dev, uint32_t peb);
+/* Make the next erase (or program) of peb fail with -EIO. */
+int flash_sim_fail_next_erase(struct flash_dev *dev, uint32_t peb);
+int flash_sim_fail_next_program(struct flash_dev *dev, uint32_t peb);
+
+/* Power cut after `ops` more program/erase operations (the cut one is left
+ * partial). ops = 0 disables. */
+void flash_sim_power_cut_after(struct flash_dev *dev, uint64_t ops);
+/* Power cut at a seeded random operation in [1, max_ops]. */
+void flash_sim_power_cut_random(struct flash_dev *dev, uint64_t seed, uint64_t max_ops);
+/* True once a cut happened: every call then fails with -EIO. */
+bool flash_sim_is_cut(const struct flash_dev *dev);
+/* "Reboot": clear the cut state and accept calls again, contents as left. */
+int flash_sim_reopen(struct flash_dev *dev);
+
+/* ---- counters and timing ---- */
+struct flash_stats {
+	uint64_t reads, programs, erases;           /* operations */
+	uint64_t bytes_read, bytes_programmed;
+	uint64_t sim_time_ns;                       /* simulated device time */
+	uint64_t bitflips_corrected, ecc_failures;
+};
+void flash_sim_get_stats(const struct flash_dev *dev, struct flash_stats *st);
+void flash_sim_reset_stats(struct flash_dev *dev);
+/* Erase-count summary over all PEBs. */
+struct flash_wear_stats {
+	uint32_t min, max;
+	double mean, stddev;
+};
+void flash_sim_wear_stats(const struct flash_dev *dev, struct flash_wear_stats *ws);
+
+#endif

@@ -1,0 +1,73 @@
+/* util_endian — unaligned little/big-endian loads and stores.
+ * UBI headers are big-endian, UBIFS nodes little-endian; never cast structs
+ * onto flash bytes, always go through these. */
+#ifndef UBIKIT_UTIL_ENDIAN_H
+#define UBIKIT_UTIL_ENDIAN_H
+#include <stdint.h>
+
+static inline uint16_t get_le16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)(b[0] | (b[1] << 8));
+}
+static inline uint32_t get_le32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+static inline uint64_t get_le64(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint64_t)get_le32(b) | ((uint64_t)get_le32(b + 4) << 32);
+}
+static inline void put_le16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+}
+static inline void put_le32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void put_le64(void *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+static inline uint16_t get_be16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)((b[0] << 8) | b[1]);
+}
+static inline uint32_t get_be32(const void *p)
+{
+	const uint8_t *b = p;
+	return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
+}
+static inline uint64_t get_be64(const void *p)
+{
+	const uint8_t *b = p;
+	return ((uint64_t)get_be32(b) << 32) | (uint64_t)get_be32(b + 4);
+}
+static inline void put_be16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+static inline void put_be32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+static inline void put_be64(void *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32((uint8_t *)p + 4, (uint32_t)v);
+}
+
+#endif

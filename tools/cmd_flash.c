@@ -1,0 +1,11 @@
+/* cmd_flash — 'ubikit flash' (placeholder until its issue lands). */
+#include <stdio.h>
+
+#include "commands.h"
+
+int cmd_flash(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "ubikit %s: not implemented yet\n", argv[0]);
+	return 2;
+}

@@ -1,0 +1,19 @@
+/* commands — the ubikit subcommands. Each lives in cmd_<name>.c and takes
+ * (argc, argv) with argv[0] = the subcommand name; returns the process exit
+ * status (0 ok, 1 failure, 2 usage error). */
+#ifndef UBIKIT_TOOLS_COMMANDS_H
+#define UBIKIT_TOOLS_COMMANDS_H
+
+int cmd_flash(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_ubinize(int argc, char **argv);
+int cmd_format(int argc, char **argv);
+int cmd_ubi(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+
+#endif

@@ -1,0 +1,55 @@
+/* ubikit — the command-line entry point: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"flash", cmd_flash, "create, inspect, erase and inject faults into a simulated flash"},
+	{"ubinize", cmd_ubinize, "build a UBI image from an ini file (mtd-utils ubinize flags)"},
+	{"format", cmd_format, "write a UBI image or an empty UBI onto a flash (like ubiformat)"},
+	{"ubi", cmd_ubi, "UBI volumes on a flash image: info, mkvol, rmvol, rsvol, rename, update"},
+	{"info", cmd_info, "describe an image: UBI, volumes, UBIFS superblock and master"},
+	{"ls", cmd_ls, "list a directory inside an image"},
+	{"cat", cmd_cat, "print a file from an image"},
+	{"extract", cmd_extract, "extract the whole file system of an image into a directory"},
+	{"dump", cmd_dump, "node-level listing of an image, for debugging"},
+	{"mount", cmd_mount, "mount an image through FUSE"},
+	{"bench", cmd_bench, "run the benchmark workloads (see docs/bench.md)"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: ubikit COMMAND [ARGS]\n\n"
+		     "UBI and UBIFS, the Linux flash stack, in user space.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'ubikit COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("ubikit 0.1.0\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "ubikit: unknown command '%s' (try 'ubikit --help')\n", argv[1]);
+	return 2;
+}
