@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The main job (README): build ubikit, then on the default simulated NAND
+# (256 MiB SLC, 2048+64-byte pages, 128 KiB blocks) put a UBIFS file system
+# holding a sample tree, read it back with ubikit and check it, then run the
+# benchmark workloads. Output goes to build/main/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"
+U=build/tools/ubikit
+W=build/main
+rm -rf "$W" && mkdir -p "$W/tree/dir/sub"
+head -c 3000000 /dev/urandom >"$W/tree/random.bin"
+seq 1 20000 >"$W/tree/dir/numbers.txt"
+echo "hello from ubikit" >"$W/tree/dir/sub/hello.txt"
+ln -s dir/sub/hello.txt "$W/tree/link"
+ln "$W/tree/dir/numbers.txt" "$W/tree/hardlink.txt"
+
+echo "== 1. simulated NAND"
+$U flash create "$W/nand.img"
+$U flash info "$W/nand.img"
+
+echo "== 2. UBIFS image (mkfs.ubifs) -> UBI image (ubikit ubinize) -> flash (ubikit format)"
+mkfs.ubifs -r "$W/tree" -m 2048 -e 126976 -c 2000 -x lzo -o "$W/rootfs.ubifs"
+cat >"$W/ubinize.ini" <<INI
+[rootfs]
+mode=ubi
+image=$W/rootfs.ubifs
+vol_id=0
+vol_type=dynamic
+vol_name=rootfs
+vol_flags=autoresize
+INI
+$U ubinize -o "$W/ubi.img" -p 128KiB -m 2048 "$W/ubinize.ini"
+$U format "$W/nand.img" -f "$W/ubi.img" -y
+
+echo "== 3. read it back"
+$U info "$W/nand.img"
+$U ls -lR "$W/nand.img" /
+$U extract "$W/nand.img" -o "$W/extracted"
+diff -r "$W/tree" "$W/extracted" && echo "extracted tree equals the source tree"
+
+echo "== 4. benchmarks"
+$U bench
