@@ -36,6 +36,8 @@ struct flash_sim_config {
 	/* Backing store: NULL = RAM. Otherwise a file (created sparse). */
 	const char *path;
 	bool file_has_oob;        /* file holds page+OOB per page (nanddump -o layout) */
+	bool sparse;              /* file: erased PEBs are holes (recorded in the sidecar);
+				   * small on disk, but not a plain nanddump image */
 };
 
 /* Fill a config with defaults: SLC NAND 2048+64, 128 KiB PEB, 256 MiB
@@ -52,6 +54,9 @@ int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out)
  * read_only: no write to the image or sidecar ever. */
 int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file_has_oob,
 		   bool read_only, struct flash_dev **out);
+
+/* The message of the last refused or failed operation ("" if none). */
+const char *flash_sim_last_error(const struct flash_dev *dev);
 
 /* Is dev a simulator? (Other backends return false.) */
 bool flash_is_sim(const struct flash_dev *dev);
@@ -85,6 +90,8 @@ struct flash_stats {
 	uint64_t bytes_read, bytes_programmed;
 	uint64_t sim_time_ns;                       /* simulated device time */
 	uint64_t bitflips_corrected, ecc_failures;
+	uint64_t pages_read, pages_programmed;      /* page-level counts (sub-page programs count 1 each) */
+	uint64_t rule_violations;                   /* caller bugs refused: misaligned, reprogram, NOP, order */
 };
 void flash_sim_get_stats(const struct flash_dev *dev, struct flash_stats *st);
 void flash_sim_reset_stats(struct flash_dev *dev);
