@@ -58,6 +58,10 @@ struct ubikit_statfs {
 };
 
 int ubikit_mount(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts, struct ubikit_fs **out);
+/* Like ubikit_mount; on failure also copies the reason (NUL-terminated)
+ * into errbuf (errlen bytes; errbuf may be NULL). */
+int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts, struct ubikit_fs **out,
+		    char *errbuf, size_t errlen);
 int ubikit_unmount(struct ubikit_fs *fs);
 const char *ubikit_errmsg(const struct ubikit_fs *fs);
 int ubikit_statfs(struct ubikit_fs *fs, struct ubikit_statfs *st);

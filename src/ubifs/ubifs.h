@@ -1,0 +1,112 @@
+/* ubifs — the UBIFS layer as the fs layer and the tools see it: mount and
+ * unmount over a struct ubi_vol_io, read operations by inode number
+ * (inode, lookup, readdir, data, xattrs), and the superblock/master/
+ * geometry report behind `ubikit info`.
+ *
+ * Everything returns a negative errno on failure and records a sentence
+ * naming the place (LEB:offset, node type, what was expected) in the
+ * fs's error buffer (ubifs_errmsg) or in the util_err passed to mount.
+ * The write path (journal, commit, GC, LPT) comes later; the read side is
+ * built so it can be added (dirty-capable TNC, no LPT needed to read). */
+#ifndef UBIKIT_UBIFS_H
+#define UBIKIT_UBIFS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ubifs/ubifs_media.h"
+#include "util/util_err.h"
+
+struct ubi_vol_io;
+struct ubifs_fs;
+
+struct ubifs_mount_opts {
+	int read_only;          /* must be 1 for now: the write path is not there yet */
+	size_t tnc_cache_bytes; /* bound on clean cached index nodes; 0 = default (1 MiB) */
+};
+
+/* Mount: superblock, master, index root, log + bud replay (with the kernel's
+ * recovery of a torn journal tail), orphans. On failure *out is NULL and
+ * err (may be NULL) holds the reason. Never writes in read-only mode. */
+int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,
+		struct util_err *err);
+void ubifs_unmount(struct ubifs_fs *fs);
+const char *ubifs_errmsg(const struct ubifs_fs *fs);
+
+/* Read and check just the superblock (LEB 0) of a volume, without mounting
+ * (for `ubikit info` on images that do not mount). */
+int ubifs_read_sb(struct ubi_vol_io *vol, struct ubifs_sb_node *sb, struct util_err *err);
+
+/* ---- report for `ubikit info` ---- */
+struct ubifs_fs_info {
+	struct ubifs_sb_node sb;   /* superblock as stored */
+	struct ubifs_mst_node mst; /* the master node in use (as stored) */
+	uint32_t mst_lnum, mst_offs; /* where it was found */
+	int mst_recovered;         /* master had to be recovered (§10.3) */
+	/* derived geometry (after in-memory auto-resize) */
+	uint32_t leb_cnt;          /* in use (may exceed sb.leb_cnt: auto-resize) */
+	uint32_t vol_leb_cnt;      /* LEBs of the volume */
+	uint32_t min_io_size, max_write_size, leb_size;
+	uint32_t log_first, log_last, lpt_first, lpt_last, orph_first, orph_last, main_first, main_lebs;
+	/* mount state */
+	int need_recovery;         /* master DIRTY: unclean unmount */
+	uint64_t max_sqnum;        /* after replay */
+	uint64_t highest_inum;     /* after replay */
+	uint32_t log_lebs_used;    /* log LEBs replayed */
+	uint32_t buds;             /* buds replayed */
+	uint64_t replayed_nodes;   /* journal nodes applied */
+	uint32_t lhead_lnum, lhead_offs; /* log head after replay */
+	uint32_t orphans_killed;
+	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
+	/* TNC cache */
+	size_t tnc_cache_bytes, tnc_cached_bytes, tnc_peak_bytes;
+	uint64_t tnc_loads, tnc_evictions;
+};
+int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *out);
+
+/* ---- inodes ---- */
+struct ubifs_inode {
+	uint64_t inum;
+	uint64_t creat_sqnum, size;
+	int64_t atime_sec, ctime_sec, mtime_sec;
+	uint32_t atime_nsec, ctime_nsec, mtime_nsec;
+	uint32_t nlink, uid, gid, mode, flags;
+	uint32_t xattr_cnt, xattr_size, xattr_names;
+	uint16_t compr_type;
+	uint32_t rdev_major, rdev_minor; /* block/char devices */
+	uint32_t data_len;
+	uint8_t data[UBIFS_MAX_INO_DATA]; /* symlink target, device number, xattr value */
+};
+/* Read and validate (kernel iget rules) inode inum. -ENOENT if absent. */
+int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino);
+
+/* Look a name up in directory dir. -ENOENT if absent. type = UBIFS_ITYPE_*. */
+int ubifs_lookup(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen, uint64_t *inum, uint8_t *type);
+
+struct ubifs_dirent {
+	uint64_t inum;
+	uint8_t type; /* UBIFS_ITYPE_* */
+	uint16_t nlen;
+	char name[UBIFS_MAX_NLEN + 1]; /* NUL-terminated */
+	uint32_t hash, cookie;
+	uint64_t pos; /* readdir position of this entry (never 0) */
+};
+/* The first entry of dir after position pos (0 = from the start), in the
+ * kernel's order (by key: name hash; colliding hashes in index order).
+ * Returns 1 (ent filled), 0 (end), <0 error. */
+int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_dirent *ent);
+
+/* Read file data (holes read as zeros; nothing beyond size). Returns bytes. */
+ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void *buf, size_t len, uint64_t off);
+
+/* Like listxattr(2)/getxattr(2) on inode inum (size 0 = return size needed). */
+ssize_t ubifs_listxattr(struct ubifs_fs *fs, uint64_t inum, char *buf, size_t size);
+ssize_t ubifs_getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size);
+
+struct ubifs_statfs {
+	uint64_t block_size, blocks, blocks_free;
+	uint64_t files, name_max;
+};
+int ubifs_statfs(struct ubifs_fs *fs, struct ubifs_statfs *st);
+
+#endif
