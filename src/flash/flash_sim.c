@@ -306,6 +306,8 @@ static int sim_write(struct flash_dev *d, uint32_t peb, uint32_t off, const void
 
 	bool cut = sim_op_cuts(s);
 	s->st.programs++;
+	if (s->path)
+		s->sidecar_dirty = true; /* the image's mtime moves: record it again */
 	/* The unit the cut hits (counted in program units over the request). */
 	uint64_t nunits = len / s->unit_size;
 	uint64_t cut_unit = cut ? util_prng_below(&s->rng, nunits) : UINT64_MAX;

@@ -168,6 +168,282 @@ static void test_power_cut_program(void **state)
 	flash_close(d);
 }
 
+
+static void test_power_cut_erase(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false);
+	uint8_t w[16384], r[16384];
+	fill(w, sizeof(w), 9);
+	assert_int_equal(flash_write(d, 4, 0, w, sizeof(w)), 0);
+	flash_sim_power_cut_after(d, 1);
+	assert_int_equal(flash_erase(d, 4), -EIO);
+	assert_true(flash_sim_is_cut(d));
+	assert_int_equal(flash_write(d, 5, 0, w, 2048), -EIO);
+	assert_int_equal(flash_mark_bad(d, 5), -EIO);
+	assert_int_equal(flash_sim_reopen(d), 0);
+	assert_false(flash_sim_is_cut(d));
+	assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
+	/* Neither old nor erased. */
+	assert_memory_not_equal(r, w, sizeof(r));
+	int all_ff = 1;
+	for (size_t i = 0; i < sizeof(r); i++)
+		all_ff &= r[i] == 0xFF;
+	assert_false(all_ff);
+	/* A partly erased block is not erased: programming a page that kept
+	 * old bits fails until the block is erased again. */
+	assert_int_equal(flash_erase(d, 4), 0);
+	assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
+	for (size_t i = 0; i < sizeof(r); i++)
+		assert_int_equal(r[i], 0xFF);
+	assert_int_equal(flash_sim_get_wear(d, 4), 2);
+	flash_close(d);
+}
+
+static void test_power_cut_deterministic(void **state)
+{
+	(void)state;
+	uint8_t w[16384], r1[16384], r2[16384];
+	fill(w, sizeof(w), 10);
+	uint8_t *outs[2] = {r1, r2};
+	for (int k = 0; k < 2; k++) {
+		struct flash_dev *d = small_nand(2048, 1, false);
+		flash_sim_power_cut_random(d, 77, 3);
+		int ret = 0;
+		for (uint32_t p = 0; p < 8 && ret == 0; p++)
+			ret = flash_write(d, 0, p * 2048, w + p * 2048, 2048);
+		assert_int_equal(ret, -EIO);
+		flash_sim_reopen(d);
+		assert_int_equal(flash_read(d, 0, 0, outs[k], 16384), 0);
+		flash_close(d);
+	}
+	assert_memory_equal(r1, r2, sizeof(r1));
+}
+
+static void test_erase_and_wear_out(void **state)
+{
+	(void)state;
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	c.geo.peb_size = 16384;
+	c.geo.peb_count = 4;
+	c.endurance = 5;
+	struct flash_dev *d = NULL;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	uint8_t w[2048];
+	fill(w, sizeof(w), 11);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(flash_write(d, 1, 0, w, 2048), 0);
+		assert_int_equal(flash_erase(d, 1), 0);
+	}
+	assert_int_equal(flash_sim_get_wear(d, 1), 5);
+	assert_int_equal(flash_is_bad(d, 1), 0);
+	assert_int_equal(flash_erase(d, 1), -EIO);
+	assert_int_equal(flash_is_bad(d, 1), 1);
+	assert_int_equal(flash_write(d, 1, 0, w, 2048), -EIO);
+	assert_int_equal(flash_erase(d, 1), -EIO);
+	struct flash_wear_stats ws;
+	flash_sim_wear_stats(d, &ws);
+	assert_int_equal(ws.min, 0);
+	assert_int_equal(ws.max, 5);
+	assert_true(ws.mean > 1.24 && ws.mean < 1.26);
+	/* stddev of {0,5,0,0} = sqrt(mean of squares - mean^2) = sqrt(6.25-1.5625) */
+	assert_true(ws.stddev > 2.16 && ws.stddev < 2.17);
+	/* set_wear simulates an old part. */
+	assert_int_equal(flash_sim_set_wear(d, 2, 5), 0);
+	assert_int_equal(flash_erase(d, 2), -EIO);
+	flash_close(d);
+}
+
+static void test_mlc_profile(void **state)
+{
+	(void)state;
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	assert_int_equal(flash_sim_config_profile(&c, "mlc"), 0);
+	assert_int_equal(c.endurance, 3000);
+	assert_int_equal(flash_sim_config_profile(&c, "tlc-bogus"), -EINVAL);
+}
+
+static void test_factory_bad_and_mark_bad(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false);
+	assert_int_equal(flash_sim_set_factory_bad(d, 3), 0);
+	assert_int_equal(flash_is_bad(d, 3), 1);
+	assert_int_equal(flash_erase(d, 3), -EIO);
+	assert_int_equal(flash_is_bad(d, 6), 0);
+	assert_int_equal(flash_mark_bad(d, 6), 0);
+	assert_int_equal(flash_is_bad(d, 6), 1);
+	assert_int_equal(flash_is_bad(d, 16), -EINVAL);
+	flash_close(d);
+}
+
+static void test_injected_failures(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false);
+	uint8_t w[2048];
+	fill(w, sizeof(w), 12);
+	assert_int_equal(flash_sim_fail_next_erase(d, 2), 0);
+	assert_int_equal(flash_erase(d, 2), -EIO);
+	assert_int_equal(flash_erase(d, 2), 0);
+	assert_int_equal(flash_sim_fail_next_program(d, 2), 0);
+	assert_int_equal(flash_write(d, 2, 0, w, 2048), -EIO);
+	assert_int_equal(flash_write(d, 2, 2048, w, 2048), 0);
+	flash_close(d);
+}
+
+static void test_bitflip_places(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false);
+	uint8_t w[4096], r[4096];
+	fill(w, sizeof(w), 13);
+	assert_int_equal(flash_write(d, 7, 0, w, sizeof(w)), 0);
+	/* One-shot correctable flip on page 1: data correct, -EUCLEAN once. */
+	assert_int_equal(flash_sim_inject_bitflip(d, 7, 1, false, false), 0);
+	assert_int_equal(flash_read(d, 7, 0, r, 2048), 0); /* page 0 not affected */
+	assert_int_equal(flash_read(d, 7, 0, r, 4096), -EUCLEAN);
+	assert_memory_equal(r, w, 4096);
+	assert_int_equal(flash_read(d, 7, 0, r, 4096), 0);
+	/* Sticky uncorrectable on page 0: every read until erase. */
+	assert_int_equal(flash_sim_inject_bitflip(d, 7, 0, true, true), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(flash_read(d, 7, 0, r, 2048), -EBADMSG);
+		assert_memory_not_equal(r, w, 2048);
+	}
+	struct flash_stats st;
+	flash_sim_get_stats(d, &st);
+	assert_int_equal(st.bitflips_corrected, 1);
+	assert_int_equal(st.ecc_failures, 3);
+	assert_int_equal(flash_erase(d, 7), 0);
+	assert_int_equal(flash_read(d, 7, 0, r, 2048), 0);
+	/* Sticky correctable. */
+	assert_int_equal(flash_sim_inject_bitflip(d, 7, 2, false, true), 0);
+	assert_int_equal(flash_read(d, 7, 4096, r, 10), -EUCLEAN);
+	assert_int_equal(flash_read(d, 7, 4096, r, 10), -EUCLEAN);
+	assert_int_equal(flash_sim_inject_bitflip(d, 7, 8, false, true), -EINVAL);
+	flash_close(d);
+}
+
+static void test_bitflip_rates(void **state)
+{
+	(void)state;
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	c.geo.peb_size = 16384;
+	c.geo.peb_count = 4;
+	c.bitflip_rate = 0.1;
+	c.uncorrectable_rate = 0.01;
+	c.seed = 42;
+	uint64_t counts[2][2];
+	for (int k = 0; k < 2; k++) {
+		struct flash_dev *d = NULL;
+		assert_int_equal(flash_sim_create(&c, &d), 0);
+		uint8_t w[2048], r[2048];
+		fill(w, sizeof(w), 14);
+		assert_int_equal(flash_write(d, 0, 0, w, 2048), 0);
+		int nclean = 0, nbad = 0;
+		for (int i = 0; i < 10000; i++) {
+			int ret = flash_read(d, 0, 0, r, 2048);
+			if (ret == -EUCLEAN) {
+				assert_memory_equal(r, w, 2048);
+				nclean++;
+			} else if (ret == -EBADMSG) {
+				assert_memory_not_equal(r, w, 2048);
+				nbad++;
+			} else {
+				assert_int_equal(ret, 0);
+			}
+		}
+		assert_true(nclean > 800 && nclean < 1200);
+		assert_true(nbad > 60 && nbad < 140);
+		counts[k][0] = (uint64_t)nclean;
+		counts[k][1] = (uint64_t)nbad;
+		flash_close(d);
+	}
+	/* Same seed, same results. */
+	assert_int_equal(counts[0][0], counts[1][0]);
+	assert_int_equal(counts[0][1], counts[1][1]);
+}
+
+static void test_nor_rules(void **state)
+{
+	(void)state;
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	assert_int_equal(flash_sim_config_profile(&c, "nor"), 0);
+	c.geo.peb_count = 4;
+	struct flash_dev *d = NULL;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	assert_int_equal(d->geo.type, FLASH_NOR);
+	uint8_t a = 0xF0, b = 0x3C, r;
+	/* Any offset, any length; bits only go 1 -> 0 (AND). */
+	assert_int_equal(flash_write(d, 1, 13, &a, 1), 0);
+	assert_int_equal(flash_write(d, 1, 13, &b, 1), 0);
+	assert_int_equal(flash_read(d, 1, 13, &r, 1), 0);
+	assert_int_equal(r, 0x30);
+	uint8_t w[1000], rb[1000];
+	fill(w, sizeof(w), 15);
+	assert_int_equal(flash_write(d, 2, 777, w, sizeof(w)), 0);
+	assert_int_equal(flash_read(d, 2, 777, rb, sizeof(rb)), 0);
+	assert_memory_equal(w, rb, sizeof(w));
+	assert_int_equal(flash_erase(d, 1), 0);
+	assert_int_equal(flash_read(d, 1, 13, &r, 1), 0);
+	assert_int_equal(r, 0xFF);
+	/* Power cut in a NOR program. */
+	flash_sim_power_cut_after(d, 1);
+	assert_int_equal(flash_write(d, 3, 0, w, sizeof(w)), -EIO);
+	flash_sim_reopen(d);
+	assert_int_equal(flash_read(d, 3, 0, rb, sizeof(rb)), 0);
+	assert_memory_not_equal(w, rb, sizeof(w));
+	flash_close(d);
+}
+
+static void test_timing_and_counters(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(512, 1, false);
+	uint8_t w[4096], r[4096];
+	fill(w, sizeof(w), 16);
+	flash_sim_reset_stats(d);
+	assert_int_equal(flash_write(d, 0, 0, w, 4096), 0);  /* 8 sub-page programs */
+	assert_int_equal(flash_write(d, 0, 4096, w, 512), 0); /* 1 sub-page */
+	assert_int_equal(flash_read(d, 0, 1000, r, 2000), 0); /* pages 0 and 1 */
+	assert_int_equal(flash_erase(d, 0), 0);
+	struct flash_stats st;
+	flash_sim_get_stats(d, &st);
+	assert_int_equal(st.programs, 2);
+	assert_int_equal(st.pages_programmed, 9);
+	assert_int_equal(st.bytes_programmed, 4608);
+	assert_int_equal(st.reads, 1);
+	assert_int_equal(st.pages_read, 2);
+	assert_int_equal(st.bytes_read, 2000);
+	assert_int_equal(st.erases, 1);
+	/* 9 x 200 us + 2 x 25 us + 1.5 ms + (4096+512+2000) B at 40 MB/s */
+	uint64_t expect = 9 * 200000ull + 2 * 25000ull + 1500000ull + 4096ull * 25 + 512ull * 25 + 2000ull * 25;
+	assert_int_equal(st.sim_time_ns, expect);
+	flash_sim_reset_stats(d);
+	flash_sim_get_stats(d, &st);
+	assert_int_equal(st.sim_time_ns, 0);
+	assert_int_equal(st.programs, 0);
+	flash_close(d);
+}
+
+static void test_range_checks(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false);
+	uint8_t w[2048];
+	fill(w, sizeof(w), 17);
+	assert_int_equal(flash_read(d, 0, 16384 - 10, w, 20), -EINVAL);
+	assert_int_equal(flash_write(d, 0, 16384, w, 2048), -EINVAL);
+	assert_int_equal(flash_erase(d, 99), -EINVAL);
+	assert_true(flash_sim_last_error(d)[0] != '\0');
+	flash_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +454,17 @@ int main(void)
 		cmocka_unit_test(test_nop),
 		cmocka_unit_test(test_in_order),
 		cmocka_unit_test(test_power_cut_program),
+		cmocka_unit_test(test_power_cut_erase),
+		cmocka_unit_test(test_power_cut_deterministic),
+		cmocka_unit_test(test_erase_and_wear_out),
+		cmocka_unit_test(test_mlc_profile),
+		cmocka_unit_test(test_factory_bad_and_mark_bad),
+		cmocka_unit_test(test_injected_failures),
+		cmocka_unit_test(test_bitflip_places),
+		cmocka_unit_test(test_bitflip_rates),
+		cmocka_unit_test(test_nor_rules),
+		cmocka_unit_test(test_timing_and_counters),
+		cmocka_unit_test(test_range_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
