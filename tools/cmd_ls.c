@@ -1,11 +1,217 @@
-/* cmd_ls — 'ubikit ls' (placeholder until its issue lands). */
+/* cmd_ls — 'ubikit ls [-l] [-R] [-i] IMAGE [PATH]': list a directory of the
+ * UBIFS inside an image, ls-style (entries sorted by name bytes; -l shows
+ * mode, links, uid, gid, size or major,minor, mtime in UTC, name -> target). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <ubikit/ubikit.h>
 
 #include "commands.h"
+#include "tool_image.h"
+
+struct ls_ctx {
+	struct ubikit_fs *fs;
+	int longfmt, recursive, show_ino;
+	int errors;
+};
+
+struct ls_ent {
+	char *name;
+	struct ubikit_stat st;
+	int stat_err;
+};
+
+static void ls_usage(FILE *out)
+{
+	fprintf(out, "usage: ubikit ls [-l] [-R] [-i] [image options] IMAGE [PATH]\n"
+		     "List PATH (default /) of the UBIFS in IMAGE (read-only).\n"
+		     "  -l, --long       long format: mode, links, uid, gid, size, mtime (UTC), name\n"
+		     "  -R, --recursive  list subdirectories too\n"
+		     "  -i, --inode      print inode numbers\n"
+		     "  -h, --help       this help\n" TOOL_IMAGE_OPTS_HELP);
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	return strcmp(((const struct ls_ent *)a)->name, ((const struct ls_ent *)b)->name);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	size_t o = dl;
+	if (!dl || dir[dl - 1] != '/')
+		p[o++] = '/';
+	memcpy(p + o, name, nl + 1);
+	return p;
+}
+
+static void print_ent(struct ls_ctx *c, const char *path, const char *name, const struct ubikit_stat *st)
+{
+	if (c->show_ino)
+		printf("%8" PRIu64 " ", st->ino);
+	if (!c->longfmt) {
+		printf("%s\n", name);
+		return;
+	}
+	char mode[11];
+	tool_mode_string(st->mode, mode);
+	char size[48];
+	if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
+		snprintf(size, sizeof(size), "%u, %u", st->rdev_major, st->rdev_minor);
+	else
+		snprintf(size, sizeof(size), "%" PRIu64, st->size);
+	char tbuf[32];
+	time_t t = (time_t)st->mtime_sec;
+	struct tm tm;
+	if (gmtime_r(&t, &tm))
+		strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S", &tm);
+	else
+		snprintf(tbuf, sizeof(tbuf), "%" PRId64, st->mtime_sec);
+	printf("%s %3u %5u %5u %10s %s %s", mode, st->nlink, st->uid, st->gid, size, tbuf, name);
+	if (S_ISLNK(st->mode)) {
+		char target[4097];
+		ssize_t n = ubikit_readlink(c->fs, path, target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			printf(" -> %s", target);
+		} else {
+			printf(" -> ?");
+			fprintf(stderr, "ubikit ls: %s: cannot read link: %s\n", path, ubikit_errmsg(c->fs));
+			c->errors++;
+		}
+	}
+	putchar('\n');
+}
+
+static int list_dir(struct ls_ctx *c, const char *path, int header)
+{
+	struct ubikit_dir *d;
+	int ret = ubikit_opendir(c->fs, path, &d);
+	if (ret) {
+		fprintf(stderr, "ubikit ls: %s: %s\n", path, ubikit_errmsg(c->fs)[0] ? ubikit_errmsg(c->fs) : strerror(-ret));
+		c->errors++;
+		return ret;
+	}
+	size_t n = 0, cap = 64;
+	struct ls_ent *ents = malloc(cap * sizeof(*ents));
+	struct ubikit_dirent de;
+	while (ents && (ret = ubikit_readdir(d, &de)) == 1) {
+		if (n == cap) {
+			struct ls_ent *ne = realloc(ents, cap * 2 * sizeof(*ents));
+			if (!ne)
+				break;
+			ents = ne;
+			cap *= 2;
+		}
+		ents[n].name = strdup(de.name);
+		if (!ents[n].name)
+			break;
+		n++;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "ubikit ls: %s: reading the directory: %s\n", path, ubikit_errmsg(c->fs));
+		c->errors++;
+	}
+	ubikit_closedir(d);
+	if (!ents)
+		return -ENOMEM;
+	qsort(ents, n, sizeof(*ents), cmp_ent);
+	if (header)
+		printf("%s:\n", path);
+	for (size_t i = 0; i < n; i++) {
+		char *p = join(path, ents[i].name);
+		ents[i].stat_err = p ? ubikit_lstat(c->fs, p, &ents[i].st) : -ENOMEM;
+		if (ents[i].stat_err) {
+			fprintf(stderr, "ubikit ls: %s: %s\n", p ? p : ents[i].name, ubikit_errmsg(c->fs));
+			c->errors++;
+		} else {
+			print_ent(c, p, ents[i].name, &ents[i].st);
+		}
+		free(p);
+	}
+	if (c->recursive) {
+		for (size_t i = 0; i < n; i++) {
+			if (ents[i].stat_err || !S_ISDIR(ents[i].st.mode))
+				continue;
+			char *p = join(path, ents[i].name);
+			if (!p)
+				continue;
+			putchar('\n');
+			list_dir(c, p, 1);
+			free(p);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ents[i].name);
+	free(ents);
+	return 0;
+}
 
 int cmd_ls(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "ubikit %s: not implemented yet\n", argv[0]);
-	return 2;
+	static const struct option lopts[] = {{"long", no_argument, NULL, 'l'},
+					      {"recursive", no_argument, NULL, 'R'},
+					      {"inode", no_argument, NULL, 'i'},
+					      {"help", no_argument, NULL, 'h'},
+					      TOOL_IMAGE_LONGOPTS,
+					      {NULL, 0, NULL, 0}};
+	struct tool_image_opts io;
+	tool_image_opts_init(&io);
+	struct ls_ctx c = {0};
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "lRihv", lopts, NULL)) != -1) {
+		int r = tool_image_opt(&io, opt, optarg, "ls");
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		switch (opt) {
+		case 'l': c.longfmt = 1; break;
+		case 'R': c.recursive = 1; break;
+		case 'i': c.show_ino = 1; break;
+		case 'h': ls_usage(stdout); return 0;
+		default: ls_usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc || argc - optind > 2) {
+		ls_usage(stderr);
+		return 2;
+	}
+	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
+	char msg[1024];
+	struct tool_image *img;
+	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
+		tool_err("ls", "%s", msg);
+		return 1;
+	}
+	if (tool_image_mount(img)) {
+		tool_err("ls", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
+		tool_image_close(img);
+		return 1;
+	}
+	c.fs = img->fs;
+	struct ubikit_stat st;
+	int ret = ubikit_lstat(c.fs, path, &st);
+	if (ret) {
+		tool_err("ls", "%s: %s", path, ubikit_errmsg(c.fs)[0] ? ubikit_errmsg(c.fs) : strerror(-ret));
+		tool_image_close(img);
+		return 1;
+	}
+	if (S_ISDIR(st.mode))
+		list_dir(&c, path, c.recursive);
+	else
+		print_ent(&c, path, path, &st);
+	tool_image_close(img);
+	return c.errors ? 1 : 0;
 }

@@ -1,11 +1,111 @@
-/* cmd_mount — 'ubikit mount' (placeholder until its issue lands). */
+/* cmd_mount — 'ubikit mount [-o OPTS] [-f] IMAGE MOUNTPOINT': serve the UBIFS
+ * of an image read-only through FUSE (src/fuse). Background by default;
+ * unmount with 'fusermount3 -u MOUNTPOINT'. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "tool_image.h"
+#ifdef UBIKIT_HAVE_FUSE
+#include "fuse/fuse_ubikit.h"
+#endif
+
+static void mount_usage(FILE *out)
+{
+	fprintf(out, "usage: ubikit mount [-o OPTS] [-f] [-d] [image options] IMAGE MOUNTPOINT\n"
+		     "Mount the UBIFS of IMAGE read-only at MOUNTPOINT through FUSE.\n"
+		     "Unmount with: fusermount3 -u MOUNTPOINT\n"
+		     "  -o OPTS           mount options: ro (the default and only mode), allow_other,\n"
+		     "                    other FUSE options are passed on\n"
+		     "  -f, --foreground  stay in the foreground\n"
+		     "  -d, --debug       FUSE debug output (implies -f)\n"
+		     "  -h, --help        this help\n" TOOL_IMAGE_OPTS_HELP);
+}
 
 int cmd_mount(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "ubikit %s: not implemented yet\n", argv[0]);
-	return 2;
+	static const struct option lopts[] = {{"foreground", no_argument, NULL, 'f'},
+					      {"debug", no_argument, NULL, 'd'},
+					      {"options", required_argument, NULL, 'o'},
+					      {"help", no_argument, NULL, 'h'},
+					      TOOL_IMAGE_LONGOPTS,
+					      {NULL, 0, NULL, 0}};
+	struct tool_image_opts io;
+	tool_image_opts_init(&io);
+	bool fg = false, debug = false;
+	char extra[512] = "";
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "fdo:hv", lopts, NULL)) != -1) {
+		int r = tool_image_opt(&io, opt, optarg, "mount");
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		switch (opt) {
+		case 'f': fg = true; break;
+		case 'd': debug = true; break;
+		case 'o': {
+			/* drop "ro" (always on); refuse "rw" */
+			char *copy = strdup(optarg), *save = NULL;
+			if (!copy)
+				return 1;
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(t, "ro"))
+					continue;
+				if (!strcmp(t, "rw")) {
+					tool_err("mount", "read-write mounting is not supported yet (use -o ro)");
+					free(copy);
+					return 2;
+				}
+				size_t l = strlen(extra);
+				snprintf(extra + l, sizeof(extra) - l, "%s%s", l ? "," : "", t);
+			}
+			free(copy);
+			break;
+		}
+		case 'h': mount_usage(stdout); return 0;
+		default: mount_usage(stderr); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		mount_usage(stderr);
+		return 2;
+	}
+#ifndef UBIKIT_HAVE_FUSE
+	tool_err("mount", "this ubikit was built without FUSE support");
+	return 1;
+#else
+	if (access("/dev/fuse", R_OK | W_OK)) {
+		tool_err("mount", "/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
+		return 1;
+	}
+	char msg[1024];
+	struct tool_image *img;
+	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
+		tool_err("mount", "%s", msg);
+		return 1;
+	}
+	if (tool_image_mount(img)) {
+		tool_err("mount", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
+		tool_image_close(img);
+		return 1;
+	}
+	char *abs = realpath(argv[optind], NULL);
+	struct fuse_ubikit_opts fo = {
+		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra};
+	int ret = fuse_ubikit_main(img->fs, argv[optind + 1], &fo);
+	free(abs);
+	tool_image_close(img);
+	if (ret) {
+		tool_err("mount", "FUSE mount at %s failed or ended with an error", argv[optind + 1]);
+		return 1;
+	}
+	return 0;
+#endif
 }

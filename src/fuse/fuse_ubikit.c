@@ -1,0 +1,358 @@
+/* fuse_ubikit — see fuse_ubikit.h. The low-level operations translate
+ * FUSE requests into the inode-based calls of <ubikit/ubikit.h>; errors
+ * are the fs layer's negative errno values, passed back unchanged. */
+#define FUSE_USE_VERSION 35
+#include "fuse/fuse_ubikit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <ubikit/ubikit.h>
+
+/* Read-only: nothing changes under the kernel's caches. */
+#define FU_TIMEOUT 3600.0
+/* readdir offsets: 0 start, 1 after ".", 2 after "..", else 2 + fs cookie */
+#define FU_OFF_BASE 2
+
+struct fu_ctx {
+	struct ubikit_fs *fs;
+};
+
+static struct ubikit_fs *fu_fs(fuse_req_t req)
+{
+	return ((struct fu_ctx *)fuse_req_userdata(req))->fs;
+}
+
+static void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = u->ino;
+	st->st_mode = u->mode;
+	st->st_nlink = u->nlink;
+	st->st_uid = u->uid;
+	st->st_gid = u->gid;
+	st->st_size = (off_t)u->size;
+	st->st_blocks = (blkcnt_t)u->blocks;
+	st->st_blksize = 4096;
+	if (S_ISCHR(u->mode) || S_ISBLK(u->mode))
+		st->st_rdev = makedev(u->rdev_major, u->rdev_minor);
+	st->st_atim.tv_sec = u->atime_sec;
+	st->st_atim.tv_nsec = u->atime_nsec;
+	st->st_mtim.tv_sec = u->mtime_sec;
+	st->st_mtim.tv_nsec = u->mtime_nsec;
+	st->st_ctim.tv_sec = u->ctime_sec;
+	st->st_ctim.tv_nsec = u->ctime_nsec;
+}
+
+static int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e)
+{
+	struct ubikit_stat us;
+	int ret = ubikit_stat_ino(fs, ino, &us);
+	if (ret)
+		return ret;
+	memset(e, 0, sizeof(*e));
+	e->ino = ino;
+	e->generation = 1;
+	e->attr_timeout = FU_TIMEOUT;
+	e->entry_timeout = FU_TIMEOUT;
+	fu_to_stat(&us, &e->attr);
+	return 0;
+}
+
+static void fu_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct ubikit_fs *fs = fu_fs(req);
+	uint64_t ino;
+	int ret = ubikit_lookup_ino(fs, parent, name, &ino);
+	struct fuse_entry_param e;
+	if (!ret)
+		ret = fu_entry(fs, ino, &e);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void fu_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)ino;
+	(void)nlookup;
+	fuse_reply_none(req);
+}
+
+static void fu_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	(void)count;
+	(void)forgets;
+	fuse_reply_none(req);
+}
+
+static void fu_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct ubikit_stat us;
+	int ret = ubikit_stat_ino(fu_fs(req), ino, &us);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	struct stat st;
+	fu_to_stat(&us, &st);
+	fuse_reply_attr(req, &st, FU_TIMEOUT);
+}
+
+static void fu_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[4097];
+	ssize_t n = ubikit_readlink_ino(fu_fs(req), ino, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	struct ubikit_stat us;
+	int ret = ubikit_stat_ino(fu_fs(req), ino, &us);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (S_ISDIR(us.mode)) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void fu_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ssize_t n = ubikit_pread_ino(fu_fs(req), ino, buf, size, (uint64_t)off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void fu_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct ubikit_stat us;
+	int ret = ubikit_stat_ino(fu_fs(req), ino, &us);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (!S_ISDIR(us.mode)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	fi->keep_cache = 1;
+	fi->cache_readdir = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void fu_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	struct ubikit_fs *fs = fu_fs(req);
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	size_t used = 0;
+	uint64_t pos = (uint64_t)off;
+	int ret = 0;
+	struct ubikit_dirent de;
+	memset(&de, 0, sizeof(de));
+	while (used < size) {
+		const char *name;
+		uint64_t next, eino;
+		if (pos == 0 || pos == 1) {
+			name = pos == 0 ? "." : "..";
+			eino = ino;
+			next = pos + 1;
+		} else {
+			ret = ubikit_readdir_ino(fs, ino, pos - FU_OFF_BASE, &de);
+			if (ret <= 0)
+				break;
+			name = de.name;
+			eino = de.ino;
+			next = de.cookie + FU_OFF_BASE;
+		}
+		size_t len;
+		if (plus) {
+			struct fuse_entry_param e;
+			if (pos < FU_OFF_BASE) {
+				memset(&e, 0, sizeof(e));
+				e.attr.st_ino = eino;
+				e.attr.st_mode = S_IFDIR;
+			} else if ((ret = fu_entry(fs, eino, &e)) != 0) {
+				break;
+			}
+			len = fuse_add_direntry_plus(req, buf + used, size - used, name, &e, (off_t)next);
+		} else {
+			struct stat st;
+			memset(&st, 0, sizeof(st));
+			st.st_ino = eino;
+			st.st_mode = pos < FU_OFF_BASE ? S_IFDIR : (mode_t)(de.type << 12);
+			len = fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)next);
+		}
+		if (len > size - used)
+			break; /* did not fit: this entry comes first next time */
+		used += len;
+		pos = next;
+	}
+	if (ret < 0 && used == 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void fu_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fu_readdir_common(req, ino, size, off, false);
+}
+
+static void fu_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fu_readdir_common(req, ino, size, off, true);
+}
+
+static void fu_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	(void)ino;
+	struct ubikit_statfs s;
+	int ret = ubikit_statfs(fu_fs(req), &s);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	struct statvfs v;
+	memset(&v, 0, sizeof(v));
+	v.f_bsize = v.f_frsize = (unsigned long)s.block_size;
+	v.f_blocks = s.blocks;
+	v.f_bfree = s.blocks_free;
+	v.f_bavail = s.blocks_avail;
+	v.f_files = s.files;
+	v.f_namemax = (unsigned long)s.name_max;
+	v.f_flag = ST_RDONLY;
+	fuse_reply_statfs(req, &v);
+}
+
+static void fu_xattr_reply(fuse_req_t req, ssize_t n, char *buf, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void fu_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ssize_t n = ubikit_listxattr_ino(fu_fs(req), ino, buf, size);
+	fu_xattr_reply(req, n, buf, size);
+	free(buf);
+}
+
+static void fu_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ssize_t n = ubikit_getxattr_ino(fu_fs(req), ino, name, buf, size);
+	fu_xattr_reply(req, n, buf, size);
+	free(buf);
+}
+
+static const struct fuse_lowlevel_ops fu_ops = {
+	.lookup = fu_lookup,
+	.forget = fu_forget,
+	.forget_multi = fu_forget_multi,
+	.getattr = fu_getattr,
+	.readlink = fu_readlink,
+	.open = fu_open,
+	.read = fu_read,
+	.opendir = fu_opendir,
+	.readdir = fu_readdir,
+	.readdirplus = fu_readdirplus,
+	.statfs = fu_statfs,
+	.listxattr = fu_listxattr,
+	.getxattr = fu_getxattr,
+};
+
+int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct fuse_ubikit_opts *o)
+{
+	struct fu_ctx ctx = {.fs = fs};
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	char opts[1024];
+	/* fsname: commas would split the option string */
+	char fsname[256];
+	snprintf(fsname, sizeof(fsname), "%s", o->fsname ? o->fsname : "ubikit");
+	for (char *p = fsname; *p; p++)
+		if (*p == ',' || *p == '\\')
+			*p = '_';
+	snprintf(opts, sizeof(opts), "ro,default_permissions,fsname=%s,subtype=ubikit%s%s", fsname,
+		 o->extra_opts && o->extra_opts[0] ? "," : "", o->extra_opts ? o->extra_opts : "");
+	if (fuse_opt_add_arg(&args, "ubikit") || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts) ||
+	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
+		fuse_opt_free_args(&args);
+		return -ENOMEM;
+	}
+	struct fuse_session *se = fuse_session_new(&args, &fu_ops, sizeof(fu_ops), &ctx);
+	fuse_opt_free_args(&args);
+	if (!se)
+		return -EINVAL;
+	int ret = -EIO;
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_destroy;
+	if (fuse_session_mount(se, mountpoint) != 0)
+		goto out_signals;
+	if (fuse_daemonize(o->foreground || o->debug) != 0)
+		goto out_unmount;
+	ret = fuse_session_loop(se);
+	ret = ret > 0 ? 0 : ret; /* >0: ended by a signal, a normal way to stop */
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return ret;
+}

@@ -1,0 +1,321 @@
+/* tool_image — opening an image for the read tools: options, the stack
+ * flash -> UBI (read-only attach) -> volume choice, or the flat UBIFS view,
+ * and the read-only mount. Detection itself is in tool_image_detect.c. */
+#include "tool_image.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <ubikit/ubikit.h>
+
+#include "flash/flash_sim.h"
+#include "ubi/ubi.h"
+#include "ubi/ubi_flat.h"
+#include "ubifs/ubifs_media.h"
+#include "util/util_endian.h"
+#include "util/util_err.h"
+#include "util/util_size.h"
+
+void tool_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "ubikit %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tool_mode_string(uint32_t mode, char out[11])
+{
+	char t = '?';
+	switch (mode & S_IFMT) {
+	case S_IFREG: t = '-'; break;
+	case S_IFDIR: t = 'd'; break;
+	case S_IFLNK: t = 'l'; break;
+	case S_IFCHR: t = 'c'; break;
+	case S_IFBLK: t = 'b'; break;
+	case S_IFIFO: t = 'p'; break;
+	case S_IFSOCK: t = 's'; break;
+	}
+	out[0] = t;
+	const char *rwx = "rwxrwxrwx";
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = (mode & S_IXUSR) ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = (mode & S_IXGRP) ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = (mode & S_IXOTH) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+void tool_image_opts_init(struct tool_image_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->with_oob = -1;
+	o->vol_id = -1;
+}
+
+static int parse_u32(const char *cmd, const char *what, const char *arg, uint32_t *out)
+{
+	uint64_t v;
+	if (util_parse_size(arg, &v) || v > UINT32_MAX) {
+		tool_err(cmd, "bad %s '%s' (a number, 0x hex, or with KiB/MiB)", what, arg);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
+int tool_image_opt(struct tool_image_opts *o, int opt, const char *arg, const char *cmd)
+{
+	switch (opt) {
+	case 0x1000:
+		if (!strcmp(arg, "ubi"))
+			o->kind = TOOL_KIND_UBI;
+		else if (!strcmp(arg, "nand-oob") || !strcmp(arg, "oob"))
+			o->kind = TOOL_KIND_NAND_OOB;
+		else if (!strcmp(arg, "ubifs"))
+			o->kind = TOOL_KIND_UBIFS;
+		else if (!strcmp(arg, "sim"))
+			o->kind = TOOL_KIND_SIM;
+		else if (!strcmp(arg, "auto"))
+			o->kind = TOOL_KIND_AUTO;
+		else {
+			tool_err(cmd, "unknown --kind '%s' (ubi, nand-oob, ubifs, sim, auto)", arg);
+			return -1;
+		}
+		return 1;
+	case 0x1001:
+		return parse_u32(cmd, "PEB size", arg, &o->peb_size);
+	case 0x1002:
+		return parse_u32(cmd, "page size", arg, &o->page_size);
+	case 0x1003:
+		o->with_oob = 1;
+		return parse_u32(cmd, "OOB size", arg, &o->oob_size);
+	case 0x1004:
+		o->with_oob = 1;
+		return 1;
+	case 0x1005:
+		o->with_oob = 0;
+		return 1;
+	case 0x1006:
+		return parse_u32(cmd, "VID header offset", arg, &o->vid_hdr_offset);
+	case 0x1007:
+		return parse_u32(cmd, "LEB size", arg, &o->leb_size);
+	case 0x1008:
+		o->vol_name = arg;
+		return 1;
+	case 0x1009: {
+		uint32_t v;
+		if (parse_u32(cmd, "volume ID", arg, &v) < 0)
+			return -1;
+		o->vol_id = v;
+		return 1;
+	}
+	case 'v':
+		o->verbose++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does LEB 0 of this volume start with a UBIFS superblock node? */
+static bool vol_has_ubifs(struct ubi_device *ubi, uint32_t vol_id)
+{
+	struct ubi_vol_io v;
+	if (ubi_volume_io(ubi, vol_id, &v) || v.leb_size < UBIFS_SB_NODE_SZ)
+		return false;
+	uint8_t *b = malloc(UBIFS_SB_NODE_SZ);
+	if (!b)
+		return false;
+	bool ok = v.read(v.ctx, 0, 0, b, UBIFS_SB_NODE_SZ) == 0 && get_le32(b) == UBIFS_NODE_MAGIC &&
+		  b[20] == UBIFS_SB_NODE;
+	free(b);
+	return ok;
+}
+
+static int choose_volume(struct tool_image *img, const struct tool_image_opts *o, bool need_vol)
+{
+	if (o->vol_name) {
+		int id = ubi_vol_find(img->ubi, o->vol_name);
+		if (id < 0) {
+			snprintf(img->err, sizeof(img->err), "no UBI volume named '%s'", o->vol_name);
+			return -ENOENT;
+		}
+		img->vol_id = (uint32_t)id;
+	} else if (o->vol_id >= 0) {
+		struct ubi_vol_info vi;
+		if (ubi_vol_info(img->ubi, (uint32_t)o->vol_id, &vi)) {
+			snprintf(img->err, sizeof(img->err), "no UBI volume with ID %ld", o->vol_id);
+			return -ENOENT;
+		}
+		img->vol_id = (uint32_t)o->vol_id;
+	} else {
+		uint32_t ids[UBI_MAX_VOLUMES];
+		int n = ubi_vol_list(img->ubi, ids, UBI_MAX_VOLUMES);
+		if (n < 0) {
+			snprintf(img->err, sizeof(img->err), "cannot list volumes: %s", ubi_errmsg(img->ubi));
+			return n;
+		}
+		if (n > UBI_MAX_VOLUMES)
+			n = UBI_MAX_VOLUMES;
+		int found = -1;
+		for (int i = 0; i < n && found < 0; i++)
+			if (vol_has_ubifs(img->ubi, ids[i]))
+				found = (int)ids[i];
+		if (found < 0) {
+			if (!need_vol)
+				return 0;
+			snprintf(img->err, sizeof(img->err),
+				 "none of the %d UBI volume(s) holds a UBIFS superblock in LEB 0 (choose one with "
+				 "--vol-name/--vol-id)",
+				 n);
+			return -ENOENT;
+		}
+		img->vol_id = (uint32_t)found;
+	}
+	int ret = ubi_volume_io(img->ubi, img->vol_id, &img->vol);
+	if (ret) {
+		snprintf(img->err, sizeof(img->err), "volume %u: %s", img->vol_id, ubi_errmsg(img->ubi));
+		return ret;
+	}
+	img->have_vol = true;
+	return 0;
+}
+
+int tool_image_open(const char *path, const struct tool_image_opts *o, bool need_vol, struct tool_image **out,
+		    char *msg, size_t msglen)
+{
+	*out = NULL;
+	struct tool_image *img = calloc(1, sizeof(*img));
+	if (!img)
+		return -ENOMEM;
+	img->path = strdup(path);
+	if (!img->path) {
+		free(img);
+		return -ENOMEM;
+	}
+	int ret = tool_image_detect(path, o, &img->geo, img->err, sizeof(img->err));
+	if (ret)
+		goto fail;
+	if (o->verbose)
+		tool_image_print_geo(&img->geo, stderr);
+
+	if (img->geo.kind == TOOL_KIND_UBIFS) {
+		struct util_err e;
+		util_err_clear(&e);
+		ret = ubi_flat_open_err(path, o->leb_size, 1, &img->vol, &e);
+		if (ret) {
+			snprintf(img->err, sizeof(img->err), "%s", e.msg[0] ? e.msg : strerror(-ret));
+			goto fail;
+		}
+		img->flat = img;
+		img->have_vol = true;
+		*out = img;
+		return 0;
+	}
+
+	if (img->geo.kind == TOOL_KIND_SIM) {
+		ret = flash_sim_open(path, NULL, o->with_oob == 1, true, &img->flash);
+		if (ret) {
+			snprintf(img->err, sizeof(img->err), "cannot open simulator flash %s: %s", path, strerror(-ret));
+			goto fail;
+		}
+		struct flash_geometry *fg = &img->flash->geo;
+		img->geo.flash_type = fg->type;
+		img->geo.peb_size = fg->peb_size;
+		img->geo.peb_count = fg->peb_count;
+		img->geo.page_size = fg->page_size;
+		img->geo.subpage_size = fg->subpage_size;
+		img->geo.oob_size = fg->oob_size;
+	} else {
+		struct flash_geometry fg = {
+			.type = img->geo.flash_type,
+			.page_size = img->geo.page_size,
+			.subpage_size = img->geo.subpage_size,
+			.oob_size = img->geo.has_oob ? img->geo.oob_size : 0,
+			.peb_size = img->geo.peb_size,
+			.peb_count = img->geo.peb_count,
+		};
+		if (fg.type == FLASH_NAND && !fg.oob_size)
+			fg.oob_size = fg.page_size >= 2048 ? fg.page_size / 32 : 16;
+		ret = flash_sim_open(path, &fg, img->geo.has_oob, true, &img->flash);
+		if (ret) {
+			snprintf(img->err, sizeof(img->err), "cannot open %s as flash (PEB %u x %u, page %u%s): %s", path,
+				 fg.peb_size, fg.peb_count, fg.page_size, img->geo.has_oob ? " + OOB" : "",
+				 strerror(-ret));
+			goto fail;
+		}
+	}
+	struct ubi_attach_opts ao;
+	ubi_attach_opts_default(&ao);
+	ao.read_only = true;
+	ao.autoformat = false;
+	ao.vid_hdr_offset = o->vid_hdr_offset ? o->vid_hdr_offset : img->geo.vid_hdr_offset;
+	char amsg[512] = "";
+	ret = ubi_attach_msg(img->flash, &ao, &img->ubi, amsg, sizeof(amsg));
+	if (ret) {
+		snprintf(img->err, sizeof(img->err), "UBI attach failed: %s", amsg[0] ? amsg : strerror(-ret));
+		goto fail;
+	}
+	if (img->geo.kind == TOOL_KIND_SIM) {
+		struct ubi_dev_info di;
+		if (!ubi_dev_info(img->ubi, &di)) {
+			img->geo.vid_hdr_offset = di.vid_hdr_offset;
+			img->geo.data_offset = di.data_offset;
+			img->geo.leb_size = di.leb_size;
+		}
+	}
+	ret = choose_volume(img, o, need_vol);
+	if (ret)
+		goto fail;
+	*out = img;
+	return 0;
+fail:
+	snprintf(msg, msglen, "%s: %s", path, img->err[0] ? img->err : strerror(-ret));
+	tool_image_close(img);
+	return ret ? ret : -EINVAL;
+}
+
+int tool_image_mount(struct tool_image *img)
+{
+	if (img->fs)
+		return 0;
+	if (!img->have_vol) {
+		snprintf(img->err, sizeof(img->err), "no UBIFS volume");
+		return -ENOENT;
+	}
+	struct ubikit_mount_opts mo = {.flags = UBIKIT_MOUNT_RDONLY};
+	char e[512] = "";
+	int ret = ubikit_mount_ex(&img->vol, &mo, &img->fs, e, sizeof(e));
+	if (ret) {
+		img->fs = NULL;
+		if (img->ubi)
+			snprintf(img->err, sizeof(img->err), "UBI volume %u: %s", img->vol_id, e[0] ? e : strerror(-ret));
+		else
+			snprintf(img->err, sizeof(img->err), "%s", e[0] ? e : strerror(-ret));
+	}
+	return ret;
+}
+
+void tool_image_close(struct tool_image *img)
+{
+	if (!img)
+		return;
+	if (img->fs)
+		ubikit_unmount(img->fs);
+	if (img->flat)
+		ubi_flat_close(&img->vol);
+	if (img->ubi)
+		ubi_detach(img->ubi);
+	if (img->flash)
+		flash_close(img->flash);
+	free(img->path);
+	free(img);
+}
