@@ -133,6 +133,8 @@ static void sim_power_off(struct flash_sim *s)
 static void flips_drop_peb(struct flash_sim *s, uint32_t peb)
 {
 	size_t j = 0;
+	if (s->path && s->nflips)
+		s->sidecar_dirty = true;
 	for (size_t i = 0; i < s->nflips; i++)
 		if (s->flips[i].peb != peb)
 			s->flips[j++] = s->flips[i];
@@ -576,6 +578,43 @@ const char *flash_sim_last_error(const struct flash_dev *dev)
 	return flash_is_sim(dev) ? util_err_msg(&csim_of(dev)->err) : "";
 }
 
+void flash_sim_get_config(const struct flash_dev *dev, struct flash_sim_config *cfg)
+{
+	if (!flash_is_sim(dev)) {
+		memset(cfg, 0, sizeof(*cfg));
+		return;
+	}
+	*cfg = csim_of(dev)->cfg;
+	cfg->geo = dev->geo;
+	cfg->path = NULL;
+	cfg->file_has_oob = csim_of(dev)->store_oob;
+	cfg->sparse = csim_of(dev)->sparse;
+}
+
+int flash_sim_bad_kind(const struct flash_dev *dev, uint32_t peb)
+{
+	if (!flash_is_sim(dev) || peb >= dev->geo.peb_count)
+		return -EINVAL;
+	return csim_of(dev)->bad[peb];
+}
+
+int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb)
+{
+	if (!flash_is_sim(dev) || peb >= dev->geo.peb_count)
+		return -EINVAL;
+	struct flash_sim *s = sim_of((struct flash_dev *)dev);
+	const uint8_t *p = sim_peb_ptr(s, peb);
+	if (!p)
+		return 1;
+	for (uint32_t pg = 0; pg < s->pages_per_peb; pg++) {
+		const uint8_t *q = p + (uint64_t)pg * s->page_stride;
+		for (uint32_t i = 0; i < s->page_size; i++)
+			if (q[i] != 0xFF)
+				return 0;
+	}
+	return 1;
+}
+
 /* ---- fault injection ---- */
 
 int flash_sim_set_factory_bad(struct flash_dev *dev, uint32_t peb)
@@ -606,6 +645,8 @@ int flash_sim_inject_bitflip(struct flash_dev *dev, uint32_t peb, uint32_t page,
 		s->flips_cap = cap;
 	}
 	s->flips[s->nflips++] = (struct sim_flip){peb, page, uncorrectable, sticky};
+	if (sticky)
+		s->sidecar_dirty = true;
 	return 0;
 }
 

@@ -58,13 +58,22 @@ int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file
 /* The message of the last refused or failed operation ("" if none). */
 const char *flash_sim_last_error(const struct flash_dev *dev);
 
+/* The configuration in force (geometry, rules, seed, timing); path is NULL. */
+void flash_sim_get_config(const struct flash_dev *dev, struct flash_sim_config *cfg);
+/* 0 good, 1 grown bad (marked bad or worn out), 2 factory bad; <0 error. */
+int flash_sim_bad_kind(const struct flash_dev *dev, uint32_t peb);
+/* 1 if every data byte of the PEB is 0xFF, 0 if not, <0 error. Looks at
+ * the storage directly: no counters, no faults, works after a power cut. */
+int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb);
+
 /* Is dev a simulator? (Other backends return false.) */
 bool flash_is_sim(const struct flash_dev *dev);
 
 /* ---- fault injection ---- */
 int flash_sim_set_factory_bad(struct flash_dev *dev, uint32_t peb);
 /* Next read covering (peb, page) returns a flip: correctable or not; sticky
- * until the PEB is erased when sticky is true. */
+ * until the PEB is erased when sticky is true. File-backed devices keep
+ * sticky flips in the sidecar, so they survive a reopen. */
 int flash_sim_inject_bitflip(struct flash_dev *dev, uint32_t peb, uint32_t page, bool uncorrectable,
 			     bool sticky);
 /* Set a PEB's physical erase count (to simulate wear). */

@@ -128,7 +128,13 @@ void sim_peb_erase_store(struct flash_sim *s, uint32_t peb)
 		s->sidecar_dirty = true;
 		return;
 	}
-	memset(s->map + start, 0xFF, s->peb_stride);
+	/* Skip the write when already erased: keeps clean file pages clean. */
+	uint8_t *p = s->map + start;
+	uint64_t i = 0;
+	while (i < s->peb_stride && p[i] == 0xFF)
+		i++;
+	if (i < s->peb_stride)
+		memset(p + i, 0xFF, s->peb_stride - i);
 }
 
 /* Where Linux puts the bad-block marker: OOB byte 0 of the first page on
@@ -218,6 +224,10 @@ static int sidecar_write(struct flash_sim *s)
 	for (uint32_t i = 0; i < g->peb_count; i++)
 		if (s->bad[i])
 			fprintf(f, "bad %u %s\n", i, s->bad[i] == SIM_BAD_FACTORY ? "factory" : "grown");
+	for (size_t i = 0; i < s->nflips; i++)
+		if (s->flips[i].sticky)
+			fprintf(f, "flip %u %u %s\n", s->flips[i].peb, s->flips[i].page,
+				s->flips[i].uncorrectable ? "uncorrectable" : "correctable");
 	if (s->sparse)
 		for (uint32_t i = 0; i < g->peb_count;) {
 			if (!s->hole[i]) {
@@ -352,7 +362,13 @@ static int sidecar_apply(struct flash_sim *s, struct sidecar *sc, bool holes_val
 			s->wear[a] = b;
 		else if (sscanf(line, "bad %u %15s", &a, kind) == 2 && a < n)
 			s->bad[a] = !strcmp(kind, "factory") ? SIM_BAD_FACTORY : SIM_BAD_GROWN;
-		else if (sscanf(line, "hole %u %u", &a, &b) == 2 && a <= b && b < n) {
+		else if (sscanf(line, "flip %u %u %15s", &a, &b, kind) == 3 && a < n) {
+			int r = flash_sim_inject_bitflip(&s->dev, a, b, !strcmp(kind, "uncorrectable"), true);
+			if (r) {
+				ret = util_err_set(&s->err, r, "%s.sim: bad flip line \"%.60s\"", s->path, line);
+				break;
+			}
+		} else if (sscanf(line, "hole %u %u", &a, &b) == 2 && a <= b && b < n) {
 			if (holes_valid)
 				memset(s->hole + a, 1, b - a + 1);
 		} else {

@@ -1,0 +1,11 @@
+/* bench_list — the table of 'ubikit bench' workloads. To add one: write
+ * tools/bench_<name>.c with int bench_<name>(struct bench_ctx *), declare it
+ * below and add a line to the table. */
+#include "bench.h"
+
+int bench_flash_raw(struct bench_ctx *ctx);
+
+const struct bench_workload bench_workloads[] = {
+	{"flash-raw", "program the whole device page by page, read it back, erase it (no UBI)", bench_flash_raw},
+	{NULL, NULL, NULL},
+};
