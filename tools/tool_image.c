@@ -262,6 +262,11 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 	ret = ubi_attach_msg(img->flash, &ao, &img->ubi, amsg, sizeof(amsg));
 	if (ret) {
 		snprintf(img->err, sizeof(img->err), "UBI attach failed: %s", amsg[0] ? amsg : strerror(-ret));
+		if (o->keep_flash_on_attach_failure) {
+			img->ubi = NULL;
+			*out = img;
+			return 0;
+		}
 		goto fail;
 	}
 	if (img->geo.kind == TOOL_KIND_SIM) {

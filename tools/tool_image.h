@@ -40,6 +40,7 @@ struct tool_image_opts {
 	const char *vol_name;      /* volume to use (NULL = first with UBIFS) */
 	long vol_id;               /* -1 = not given */
 	int verbose;
+	bool keep_flash_on_attach_failure; /* dump: return the image with ubi NULL and err set */
 };
 
 /* What detection found (and how). */
