@@ -275,15 +275,15 @@ static int flash_cmd_create(int argc, char **argv)
 	cfg.file_has_oob = g.with_oob;
 	cfg.path = image;
 	struct flash_dev *dev;
-	r = flash_sim_create(&cfg, &dev);
+	char msg[600];
+	r = flash_sim_create_ex(&cfg, &dev, msg, sizeof(msg));
 	if (r == -EINVAL) {
 		/* Geometry problems are argument errors. */
-		fprintf(stderr, "ubikit flash create: invalid geometry (page %u, sub-page %u, OOB %u, PEB %u)\n",
-			cfg.geo.page_size, cfg.geo.subpage_size, cfg.geo.oob_size, cfg.geo.peb_size);
+		fprintf(stderr, "ubikit flash create: invalid geometry: %s\n", msg);
 		return 2;
 	}
 	if (r) {
-		fprintf(stderr, "ubikit flash create: %s: %s\n", image, strerror(-r));
+		fprintf(stderr, "ubikit flash create: %s\n", msg);
 		return 1;
 	}
 	r = flash_sync(dev);
@@ -321,14 +321,10 @@ static int open_image(const char *sub, const char *image, const struct geo_opts 
 			return -1000 - r;
 		gp = &geo;
 	}
-	int r = flash_sim_open(image, gp, g->with_oob, read_only, dev);
-	if (r) {
-		if (r == -ENOENT)
-			fprintf(stderr, "ubikit flash %s: %s: no such file\n", sub, image);
-		else
-			fprintf(stderr, "ubikit flash %s: %s: cannot open as flash image: %s\n", sub, image,
-				strerror(-r));
-	}
+	char msg[600];
+	int r = flash_sim_open_ex(image, gp, g->with_oob, read_only, dev, msg, sizeof(msg));
+	if (r)
+		fprintf(stderr, "ubikit flash %s: %s\n", sub, msg);
 	return r;
 }
 

@@ -3,6 +3,7 @@
  * Storage (RAM or file, sidecar) is in flash_sim_store.c. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -516,13 +517,37 @@ static struct flash_sim *sim_alloc(const struct flash_sim_config *cfg)
 	return s;
 }
 
+static void copy_err(char *errbuf, size_t errlen, const struct util_err *e, int ret)
+{
+	if (!errbuf || !errlen)
+		return;
+	if (util_err_msg(e)[0])
+		snprintf(errbuf, errlen, "%s", util_err_msg(e));
+	else
+		snprintf(errbuf, errlen, "%s", strerror(-ret));
+}
+
 int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out)
 {
+	return flash_sim_create_ex(cfg, out, NULL, 0);
+}
+
+int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file_has_oob, bool read_only,
+		   struct flash_dev **out)
+{
+	return flash_sim_open_ex(path, geo, file_has_oob, read_only, out, NULL, 0);
+}
+
+int flash_sim_create_ex(const struct flash_sim_config *cfg, struct flash_dev **out, char *errbuf, size_t errlen)
+{
 	struct util_err err;
+	util_err_clear(&err);
 	*out = NULL;
 	int ret = sim_check_geometry(&cfg->geo, &err);
-	if (ret)
+	if (ret) {
+		copy_err(errbuf, errlen, &err, ret);
 		return ret;
+	}
 	struct flash_sim *s = sim_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
@@ -539,6 +564,7 @@ int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out)
 	if (!ret && cfg->path)
 		ret = sim_store_create_file(s);
 	if (ret) {
+		copy_err(errbuf, errlen, &s->err, ret);
 		sim_store_free(s);
 		free(s->path);
 		free(s);
@@ -548,8 +574,8 @@ int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out)
 	return 0;
 }
 
-int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file_has_oob, bool read_only,
-		   struct flash_dev **out)
+int flash_sim_open_ex(const char *path, const struct flash_geometry *geo, bool file_has_oob, bool read_only,
+		      struct flash_dev **out, char *errbuf, size_t errlen)
 {
 	struct flash_sim_config cfg;
 	flash_sim_config_default(&cfg);
@@ -564,6 +590,7 @@ int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file
 	}
 	int ret = sim_store_open_file(s, path, geo, file_has_oob, read_only);
 	if (ret) {
+		copy_err(errbuf, errlen, &s->err, ret);
 		sim_store_free(s);
 		free(s->path);
 		free(s);

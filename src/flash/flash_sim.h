@@ -11,6 +11,7 @@
 #ifndef UBIKIT_FLASH_SIM_H
 #define UBIKIT_FLASH_SIM_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "flash/flash.h"
@@ -65,6 +66,12 @@ int flash_sim_bad_kind(const struct flash_dev *dev, uint32_t peb);
 /* 1 if every data byte of the PEB is 0xFF, 0 if not, <0 error. Looks at
  * the storage directly: no counters, no faults, works after a power cut. */
 int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb);
+
+/* As flash_sim_create / flash_sim_open; on failure the reason (naming the
+ * file, the sidecar line, the geometry) is copied into errbuf (may be NULL). */
+int flash_sim_create_ex(const struct flash_sim_config *cfg, struct flash_dev **out, char *errbuf, size_t errlen);
+int flash_sim_open_ex(const char *path, const struct flash_geometry *geo, bool file_has_oob, bool read_only,
+		      struct flash_dev **out, char *errbuf, size_t errlen);
 
 /* Is dev a simulator? (Other backends return false.) */
 bool flash_is_sim(const struct flash_dev *dev);

@@ -196,7 +196,7 @@ static int sidecar_write(struct flash_sim *s)
 	snprintf(tmp, tl, "%s.tmp", sp);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		int e = util_err_set(&s->err, -errno, "cannot write sidecar %s", tmp);
+		int e = util_err_set(&s->err, -errno, "cannot write sidecar %s: %s", tmp, strerror(errno));
 		free(sp);
 		free(tmp);
 		return e;
@@ -389,7 +389,7 @@ static int map_file(struct flash_sim *s, size_t len, bool rw)
 		return 0;
 	void *m = mmap(NULL, len, rw ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, s->fd, 0);
 	if (m == MAP_FAILED)
-		return util_err_set(&s->err, -errno, "cannot mmap %s (%zu bytes)", s->path, len);
+		return util_err_set(&s->err, -errno, "cannot mmap %s (%zu bytes): %s", s->path, len, strerror(errno));
 	s->map = m;
 	s->map_len = len;
 	return 0;
@@ -399,7 +399,7 @@ int sim_store_create_file(struct flash_sim *s)
 {
 	s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (s->fd < 0)
-		return util_err_set(&s->err, -errno, "cannot create %s", s->path);
+		return util_err_set(&s->err, -errno, "cannot create %s: %s", s->path, strerror(errno));
 	uint64_t size = s->peb_stride * s->dev.geo.peb_count;
 	if (size > SIZE_MAX || ftruncate(s->fd, (off_t)size) < 0)
 		return util_err_set(&s->err, -EFBIG, "cannot size %s to %" PRIu64 " bytes", s->path, size);
@@ -448,12 +448,12 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 
 	s->fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (s->fd < 0) {
-		ret = util_err_set(&s->err, -errno, "cannot open %s", path);
+		ret = util_err_set(&s->err, -errno, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	struct stat st;
 	if (fstat(s->fd, &st) < 0) {
-		ret = util_err_set(&s->err, -errno, "cannot stat %s", path);
+		ret = util_err_set(&s->err, -errno, "cannot stat %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -519,7 +519,7 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 		}
 	} else {
 		if (fsize < size && ftruncate(s->fd, (off_t)size) < 0) {
-			ret = util_err_set(&s->err, -errno, "cannot extend %s to %" PRIu64 " bytes", path, size);
+			ret = util_err_set(&s->err, -errno, "cannot extend %s to %" PRIu64 " bytes: %s", path, size, strerror(errno));
 			goto fail;
 		}
 		ret = map_file(s, (size_t)size, true);
@@ -560,7 +560,7 @@ int sim_store_sync(struct flash_sim *s)
 	if (!s->path || s->fd < 0 || s->dev.read_only)
 		return 0;
 	if (s->map && msync(s->map, s->map_len, MS_SYNC) < 0)
-		return util_err_set(&s->err, -errno, "msync of %s failed", s->path);
+		return util_err_set(&s->err, -errno, "msync of %s failed: %s", s->path, strerror(errno));
 	if (!s->sidecar_dirty)
 		return 0;
 	return sidecar_write(s);
