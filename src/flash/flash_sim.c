@@ -725,6 +725,11 @@ void flash_sim_power_cut_random(struct flash_dev *dev, uint64_t seed, uint64_t m
 	flash_sim_power_cut_after(dev, max_ops ? 1 + util_prng_below(&r, max_ops) : 0);
 }
 
+uint64_t flash_sim_op_count(const struct flash_dev *dev)
+{
+	return flash_is_sim(dev) ? csim_of(dev)->ops : 0;
+}
+
 bool flash_sim_is_cut(const struct flash_dev *dev)
 {
 	return flash_is_sim(dev) && csim_of(dev)->cut;

@@ -90,11 +90,18 @@ uint32_t flash_sim_get_wear(const struct flash_dev *dev, uint32_t peb);
 int flash_sim_fail_next_erase(struct flash_dev *dev, uint32_t peb);
 int flash_sim_fail_next_program(struct flash_dev *dev, uint32_t peb);
 
-/* Power cut after `ops` more program/erase operations (the cut one is left
- * partial). ops = 0 disables. */
+/* Power cut at the `ops`-th program/erase operation from now: ops-1 more
+ * complete normally, the ops-th is left partial (a program: earlier units
+ * done, one unit partly programmed, later ones untouched; an erase: pages
+ * erased, untouched or with random bits, never all 0xFF) and fails with
+ * -EIO, and the device is "off" until flash_sim_reopen(). Refused calls
+ * (rule violations, range errors) are not operations. ops = 0 disables. */
 void flash_sim_power_cut_after(struct flash_dev *dev, uint64_t ops);
 /* Power cut at a seeded random operation in [1, max_ops]. */
 void flash_sim_power_cut_random(struct flash_dev *dev, uint64_t seed, uint64_t max_ops);
+/* Program/erase operations done since creation/open (the counter the cut
+ * point refers to): lets a torture test enumerate every cut point. */
+uint64_t flash_sim_op_count(const struct flash_dev *dev);
 /* True once a cut happened: every call then fails with -EIO. */
 bool flash_sim_is_cut(const struct flash_dev *dev);
 /* "Reboot": clear the cut state and accept calls again, contents as left. */

@@ -150,6 +150,7 @@ static void test_power_cut_program(void **state)
 	fill(w, sizeof(w), 5);
 	flash_sim_power_cut_after(d, 2);
 	assert_int_equal(flash_write(d, 0, 0, w, 2048), 0);
+	assert_int_equal(flash_sim_op_count(d), 1);
 	assert_false(flash_sim_is_cut(d));
 	assert_int_equal(flash_write(d, 0, 2048, w, 2048), -EIO);
 	assert_true(flash_sim_is_cut(d));
