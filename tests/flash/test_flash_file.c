@@ -397,6 +397,62 @@ static void test_power_cut_file(void **state)
 	flash_close(d);
 }
 
+
+static void test_sticky_flip_persists(void **state)
+{
+	struct fx *f = *state;
+	struct flash_sim_config c = small_cfg(f->img, false);
+	struct flash_dev *d;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	uint8_t w[PAGE], r[PAGE];
+	fill(w, sizeof(w), 9);
+	assert_int_equal(flash_write(d, 4, 2 * PAGE, w, PAGE), 0);
+	assert_int_equal(flash_sim_inject_bitflip(d, 4, 2, true, true), 0);
+	assert_int_equal(flash_sim_inject_bitflip(d, 5, 0, false, true), 0);
+	assert_int_equal(flash_sim_inject_bitflip(d, 6, 0, true, false), 0); /* one-shot: not kept */
+	flash_close(d);
+	assert_int_equal(flash_sim_open(f->img, NULL, false, false, &d), 0);
+	assert_int_equal(flash_read(d, 4, 2 * PAGE, r, PAGE), -EBADMSG);
+	assert_memory_not_equal(r, w, PAGE);
+	assert_int_equal(flash_read(d, 5, 0, r, PAGE), -EUCLEAN);
+	assert_int_equal(flash_read(d, 6, 0, r, PAGE), 0);
+	assert_int_equal(flash_erase(d, 4), 0);
+	flash_close(d);
+	assert_int_equal(flash_sim_open(f->img, NULL, false, true, &d), 0);
+	assert_int_equal(flash_read(d, 4, 2 * PAGE, r, PAGE), 0);
+	assert_int_equal(flash_read(d, 5, 0, r, PAGE), -EUCLEAN);
+	flash_close(d);
+}
+
+static void test_open_error_messages(void **state)
+{
+	struct fx *f = *state;
+	char msg[600];
+	struct flash_dev *d;
+	uint8_t b[3 * PEB];
+	memset(b, 0xFF, sizeof(b));
+	write_file(f->img, b, sizeof(b));
+	struct flash_geometry g = {FLASH_NAND, PAGE, PAGE, OOB, PEB, 2};
+	assert_int_equal(flash_sim_open_ex(f->img, &g, false, true, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "more than"));
+	FILE *fp = fopen(f->side, "w");
+	fputs("ubikit-flash-sim 1\ntype nand\npage_size 2048\nbogus_key 7\n", fp);
+	fclose(fp);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "line 4"));
+	fp = fopen(f->side, "w");
+	fputs("ubikit-flash-sim 1\ntype nand\npage_size 3000\nsubpage_size 3000\noob_size 64\npeb_size 16384\n"
+	      "peb_count 3\nimage_mtime_ns 0\n", fp);
+	fclose(fp);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "power of two"));
+	fp = fopen(f->side, "w");
+	fputs("ubikit-flash-sim 1\ntype nand\npeb_size 16384\npeb_count 3\nimage_mtime_ns 0\nwear 9 1\n", fp);
+	fclose(fp);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "wear 9 1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +465,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_from_size_and_too_big, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sparse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_cut_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sticky_flip_persists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_error_messages, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -445,6 +445,42 @@ static void test_range_checks(void **state)
 	flash_close(d);
 }
 
+static void test_power_cut_multi_page_write(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct flash_sim_config c;
+		flash_sim_config_default(&c);
+		c.geo.peb_size = 16384;
+		c.geo.peb_count = 2;
+		c.seed = seed;
+		struct flash_dev *d = NULL;
+		assert_int_equal(flash_sim_create(&c, &d), 0);
+		uint8_t w[16384], r[16384];
+		fill(w, sizeof(w), 100 + seed);
+		flash_sim_power_cut_after(d, 1);
+		assert_int_equal(flash_write(d, 1, 0, w, sizeof(w)), -EIO);
+		flash_sim_reopen(d);
+		assert_int_equal(flash_read(d, 1, 0, r, sizeof(r)), 0);
+		/* Pages before the cut page are complete, the cut page is
+		 * partial, later pages untouched. */
+		uint32_t p = 0;
+		while (p < 8 && !memcmp(r + p * 2048, w + p * 2048, 2048))
+			p++;
+		assert_true(p < 8);
+		assert_memory_not_equal(r + p * 2048, w + p * 2048, 2048);
+		for (uint32_t q = p + 1; q < 8; q++)
+			for (int i = 0; i < 2048; i++)
+				assert_int_equal(r[q * 2048 + i], 0xFF);
+		/* The cut page cannot be programmed again (NOP used), the
+		 * next one can. */
+		assert_int_equal(flash_write(d, 1, p * 2048, w, 2048), -EIO);
+		if (p < 7)
+			assert_int_equal(flash_write(d, 1, (p + 1) * 2048, w, 2048), 0);
+		flash_close(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_in_order),
 		cmocka_unit_test(test_power_cut_program),
 		cmocka_unit_test(test_power_cut_erase),
+		cmocka_unit_test(test_power_cut_multi_page_write),
 		cmocka_unit_test(test_power_cut_deterministic),
 		cmocka_unit_test(test_erase_and_wear_out),
 		cmocka_unit_test(test_mlc_profile),
