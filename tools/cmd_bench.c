@@ -2,11 +2,15 @@
  * table in bench_list.c and print one record per measured phase. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "commands.h"
+#include "util/util_size.h"
 
 static void usage(FILE *out)
 {
@@ -17,8 +21,11 @@ static void usage(FILE *out)
 		     "block erase 1.5 ms, bus 40 MB/s). Without WORKLOAD, all run. Each measured\n"
 		     "phase prints CPU time, flash counters, write amplification, simulated device\n"
 		     "time, erase-count spread and peak RSS.\n\n"
-		     "  --json     one JSON object per phase (default: a table)\n"
-		     "  --list     list the workloads\n");
+		     "  --json       one JSON object per phase (default: a table)\n"
+		     "  --list       list the workloads\n"
+		     "  --size SIZE  device size (default 256MiB; PEB 128KiB)\n"
+		     "  --no-fork    run workloads in this process (default: one child process\n"
+		     "               each, so peak RSS is per workload)\n");
 }
 
 static const struct bench_workload *find(const char *name)
@@ -29,7 +36,7 @@ static const struct bench_workload *find(const char *name)
 	return NULL;
 }
 
-static int run_one(struct bench_ctx *ctx, const struct bench_workload *w)
+static int run_here(struct bench_ctx *ctx, const struct bench_workload *w)
 {
 	ctx->workload = w->name;
 	int r = w->run(ctx);
@@ -40,15 +47,48 @@ static int run_one(struct bench_ctx *ctx, const struct bench_workload *w)
 	return 0;
 }
 
+/* Each workload in its own process: peak RSS and heap state do not leak
+ * from one workload into the next. */
+static int run_one(struct bench_ctx *ctx, const struct bench_workload *w, bool use_fork)
+{
+	if (!use_fork)
+		return run_here(ctx, w);
+	fflush(ctx->out);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0)
+		return run_here(ctx, w);
+	if (pid == 0) {
+		int st = run_here(ctx, w);
+		fflush(ctx->out);
+		fflush(stderr);
+		_exit(st);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "ubikit bench: workload %s killed by signal %d\n", w->name, WTERMSIG(status));
+		return 1;
+	}
+	if (WEXITSTATUS(status))
+		return 1;
+	ctx->records++; /* the child printed the table header */
+	return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"json", 0, 0, 'j'}, {"list", 0, 0, 'l'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+		{"json", 0, 0, 'j'}, {"list", 0, 0, 'l'}, {"help", 0, 0, 'h'},
+		{"size", 1, 0, 's'}, {"no-fork", 0, 0, 'F'}, {0, 0, 0, 0},
 	};
 	struct bench_ctx ctx = {0};
 	ctx.out = stdout;
 	flash_sim_config_default(&ctx.device);
-	bool list = false;
+	bool list = false, use_fork = true;
+	uint64_t size;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -59,6 +99,18 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'l':
 			list = true;
+			break;
+		case 'F':
+			use_fork = false;
+			break;
+		case 's':
+			if (util_parse_size(optarg, &size) || !size || size % ctx.device.geo.peb_size ||
+			    size / ctx.device.geo.peb_size > UINT32_MAX) {
+				fprintf(stderr, "ubikit bench: --size %s is not a non-zero multiple of %u bytes\n", optarg,
+					ctx.device.geo.peb_size);
+				return 2;
+			}
+			ctx.device.geo.peb_count = (uint32_t)(size / ctx.device.geo.peb_size);
 			break;
 		case 'h':
 			usage(stdout);
@@ -82,10 +134,10 @@ int cmd_bench(int argc, char **argv)
 	int status = 0;
 	if (optind == argc) {
 		for (const struct bench_workload *w = bench_workloads; w->name; w++)
-			status |= run_one(&ctx, w);
+			status |= run_one(&ctx, w, use_fork);
 	} else {
 		for (int i = optind; i < argc; i++)
-			status |= run_one(&ctx, find(argv[i]));
+			status |= run_one(&ctx, find(argv[i]), use_fork);
 	}
 	return status;
 }

@@ -40,6 +40,15 @@ has "$e" '"erase_count": {"min": 1, "max": 1, "mean": 1.0000, "stddev": 0.0000}'
 "$U" bench flash-raw >"$S/out.txt"
 grep -q "^flash-raw .*program" "$S/out.txt" || fail "table output: $(cat "$S/out.txt")"
 
+# A smaller device, in this process.
+"$U" bench --json --size 4MiB --no-fork flash-raw >"$S/small.json"
+grep '"phase": "program"' "$S/small.json" | grep -qF '"flash_bytes_programmed": 4194304' || fail "--size: $(cat "$S/small.json")"
+grep -qF '"peb_count": 32' "$S/small.json" || fail "--size peb_count"
+
+set +e
+"$U" bench --size 1000 flash-raw 2>"$S/err"; rc=$?
+set -e
+[ $rc = 2 ] || fail "bad --size exited $rc"
 set +e
 "$U" bench no-such-workload 2>"$S/err"; rc=$?
 set -e
