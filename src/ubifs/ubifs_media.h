@@ -35,6 +35,8 @@
 #define UBIFS_DATA_HEAD 2
 
 /* fixed LEB numbers */
+#define UBIFS_ROOT_INO_NUM 1
+#define UBIFS_FIRST_INO 64
 #define UBIFS_SB_LNUM 0
 #define UBIFS_MST_LNUM 1
 #define UBIFS_LOG_LNUM 3

@@ -1,0 +1,76 @@
+/* fs_mount — mounting a ubikit_fs over a UBI volume (the UBIFS below),
+ * unmount, error messages and statfs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/fs.h"
+
+int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts, struct ubikit_fs **out,
+		    char *errbuf, size_t errlen)
+{
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	struct ubikit_fs *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	struct ubifs_mount_opts o = {
+		.read_only = opts ? !!(opts->flags & UBIKIT_MOUNT_RDONLY) : 1,
+		.tnc_cache_bytes = opts ? opts->tnc_cache_bytes : 0,
+	};
+	struct util_err err;
+	util_err_clear(&err);
+	int ret = ubifs_mount(vol, &o, &fs->ubifs, &err);
+	if (ret) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s", err.msg[0] ? err.msg : "mount failed");
+		free(fs);
+		return ret;
+	}
+	fs->read_only = o.read_only;
+	*out = fs;
+	return 0;
+}
+
+int ubikit_mount(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts, struct ubikit_fs **out)
+{
+	return ubikit_mount_ex(vol, opts, out, NULL, 0);
+}
+
+int ubikit_unmount(struct ubikit_fs *fs)
+{
+	if (!fs)
+		return 0;
+	ubifs_unmount(fs->ubifs);
+	free(fs);
+	return 0;
+}
+
+const char *ubikit_errmsg(const struct ubikit_fs *fs)
+{
+	if (!fs)
+		return "";
+	if (fs->err.msg[0])
+		return fs->err.msg;
+	return ubifs_errmsg(fs->ubifs);
+}
+
+int ubikit_statfs(struct ubikit_fs *fs, struct ubikit_statfs *st)
+{
+	struct ubifs_statfs s;
+	int err = ubifs_statfs(fs->ubifs, &s);
+	if (err)
+		return err;
+	memset(st, 0, sizeof(*st));
+	st->block_size = s.block_size;
+	st->blocks = s.blocks;
+	st->blocks_free = s.blocks_free;
+	st->blocks_avail = s.blocks_free;
+	st->files = s.files;
+	st->name_max = s.name_max;
+	return 0;
+}

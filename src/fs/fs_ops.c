@@ -1,0 +1,257 @@
+/* fs_ops — the read side of the ubikit fs API: stat, open/read/close,
+ * directories, symlinks and xattrs, by path and by inode number. Writes are
+ * refused with EROFS until the write path exists. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/fs.h"
+
+struct ubikit_file {
+	struct ubikit_fs *fs;
+	struct ubifs_inode ino;
+	uint64_t pos;
+};
+
+struct ubikit_dir {
+	struct ubikit_fs *fs;
+	uint64_t ino;
+	uint64_t pos;
+	int done;
+};
+
+static void to_stat(const struct ubifs_inode *i, struct ubikit_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ino = i->inum;
+	st->mode = i->mode;
+	st->nlink = i->nlink;
+	st->uid = i->uid;
+	st->gid = i->gid;
+	st->size = i->size;
+	st->blocks = (i->size + 511) / 512;
+	st->rdev_major = i->rdev_major;
+	st->rdev_minor = i->rdev_minor;
+	st->atime_sec = i->atime_sec;
+	st->mtime_sec = i->mtime_sec;
+	st->ctime_sec = i->ctime_sec;
+	st->atime_nsec = i->atime_nsec;
+	st->mtime_nsec = i->mtime_nsec;
+	st->ctime_nsec = i->ctime_nsec;
+	st->flags = i->flags;
+}
+
+static int stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st)
+{
+	struct ubifs_inode *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	int err = ubifs_read_inode(fs->ubifs, ino, i);
+	if (!err) {
+		if (i->flags & UBIFS_XATTR_FL)
+			err = -ENOENT; /* xattr inodes are not files */
+		else
+			to_stat(i, st);
+	}
+	free(i);
+	return err;
+}
+
+int ubikit_stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st)
+{
+	return stat_ino(fs, ino, st);
+}
+
+int ubikit_stat(struct ubikit_fs *fs, const char *path, struct ubikit_stat *st)
+{
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 1, &ino);
+	return err ? err : stat_ino(fs, ino, st);
+}
+
+int ubikit_lstat(struct ubikit_fs *fs, const char *path, struct ubikit_stat *st)
+{
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 0, &ino);
+	return err ? err : stat_ino(fs, ino, st);
+}
+
+int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint64_t *ino)
+{
+	if (!name || strchr(name, '/'))
+		return -EINVAL;
+	return ubifs_lookup(fs->ubifs, parent, name, strlen(name), ino, NULL);
+}
+
+int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode, struct ubikit_file **out)
+{
+	(void)mode;
+	*out = NULL;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)))
+		return -EROFS;
+	uint64_t ino;
+	int err = fs_resolve(fs, path, !(flags & O_NOFOLLOW), &ino);
+	if (err)
+		return err;
+	struct ubikit_file *f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = ubifs_read_inode(fs->ubifs, ino, &f->ino);
+	if (!err && S_ISLNK(f->ino.mode))
+		err = -ELOOP;
+	else if (!err && S_ISDIR(f->ino.mode) && (flags & O_ACCMODE) != O_RDONLY)
+		err = -EISDIR;
+	else if (!err && (flags & O_DIRECTORY) && !S_ISDIR(f->ino.mode))
+		err = -ENOTDIR;
+	if (err) {
+		free(f);
+		return err;
+	}
+	f->fs = fs;
+	f->pos = 0;
+	*out = f;
+	return 0;
+}
+
+ssize_t ubikit_pread(struct ubikit_file *f, void *buf, size_t len, uint64_t off)
+{
+	return ubifs_read_data(f->fs->ubifs, &f->ino, buf, len, off);
+}
+
+ssize_t ubikit_read(struct ubikit_file *f, void *buf, size_t len)
+{
+	ssize_t n = ubifs_read_data(f->fs->ubifs, &f->ino, buf, len, f->pos);
+	if (n > 0)
+		f->pos += (uint64_t)n;
+	return n;
+}
+
+int ubikit_close(struct ubikit_file *f)
+{
+	free(f);
+	return 0;
+}
+
+ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)
+{
+	struct ubifs_inode *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	ssize_t ret = ubifs_read_inode(fs->ubifs, ino, i);
+	if (!ret)
+		ret = ubifs_read_data(fs->ubifs, i, buf, len, off);
+	free(i);
+	return ret;
+}
+
+static unsigned char dt_of(uint8_t itype)
+{
+	static const unsigned char dt[] = {8 /* REG */, 4 /* DIR */, 10 /* LNK */, 6 /* BLK */,
+					   2 /* CHR */, 1 /* FIFO */, 12 /* SOCK */};
+	return itype < sizeof(dt) ? dt[itype] : 0;
+}
+
+int ubikit_readdir_ino(struct ubikit_fs *fs, uint64_t dir, uint64_t cookie, struct ubikit_dirent *ent)
+{
+	struct ubifs_dirent d;
+	int r = ubifs_readdir(fs->ubifs, dir, cookie, &d);
+	if (r != 1)
+		return r;
+	ent->ino = d.inum;
+	ent->type = dt_of(d.type);
+	memcpy(ent->name, d.name, (size_t)d.nlen + 1);
+	ent->cookie = d.pos;
+	return 1;
+}
+
+int ubikit_opendir(struct ubikit_fs *fs, const char *path, struct ubikit_dir **out)
+{
+	*out = NULL;
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 1, &ino);
+	if (err)
+		return err;
+	struct ubikit_stat st;
+	err = stat_ino(fs, ino, &st);
+	if (err)
+		return err;
+	if (!S_ISDIR(st.mode))
+		return -ENOTDIR;
+	struct ubikit_dir *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->fs = fs;
+	d->ino = ino;
+	*out = d;
+	return 0;
+}
+
+int ubikit_readdir(struct ubikit_dir *d, struct ubikit_dirent *ent)
+{
+	if (d->done)
+		return 0;
+	int r = ubikit_readdir_ino(d->fs, d->ino, d->pos, ent);
+	if (r == 1)
+		d->pos = ent->cookie;
+	else
+		d->done = 1;
+	return r;
+}
+
+int ubikit_closedir(struct ubikit_dir *d)
+{
+	free(d);
+	return 0;
+}
+
+ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size)
+{
+	struct ubifs_inode *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	ssize_t ret = ubifs_read_inode(fs->ubifs, ino, i);
+	if (!ret) {
+		if (!S_ISLNK(i->mode))
+			ret = -EINVAL;
+		else {
+			size_t n = i->data_len < size ? i->data_len : size;
+			memcpy(buf, i->data, n);
+			ret = (ssize_t)n;
+		}
+	}
+	free(i);
+	return ret;
+}
+
+ssize_t ubikit_readlink(struct ubikit_fs *fs, const char *path, char *buf, size_t size)
+{
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 0, &ino);
+	return err ? err : ubikit_readlink_ino(fs, ino, buf, size);
+}
+
+ssize_t ubikit_listxattr_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size)
+{
+	return ubifs_listxattr(fs->ubifs, ino, buf, size);
+}
+
+ssize_t ubikit_getxattr_ino(struct ubikit_fs *fs, uint64_t ino, const char *name, void *buf, size_t size)
+{
+	return ubifs_getxattr(fs->ubifs, ino, name, buf, size);
+}
+
+ssize_t ubikit_listxattr(struct ubikit_fs *fs, const char *path, char *buf, size_t size)
+{
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 1, &ino);
+	return err ? err : ubifs_listxattr(fs->ubifs, ino, buf, size);
+}
+
+ssize_t ubikit_getxattr(struct ubikit_fs *fs, const char *path, const char *name, void *buf, size_t size)
+{
+	uint64_t ino;
+	int err = fs_resolve(fs, path, 1, &ino);
+	return err ? err : ubifs_getxattr(fs->ubifs, ino, name, buf, size);
+}

@@ -1,0 +1,116 @@
+/* fs_path — resolving paths to inode numbers: components looked up one by
+ * one from the root ("." and ".." handled on the walked stack, since UBIFS
+ * stores no parent entries), symlinks followed with a bound (ELOOP after
+ * 40), ENOTDIR for a non-directory in the middle, ENAMETOOLONG for names
+ * over 255 bytes. Relative paths start at the root. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/fs.h"
+
+#define FS_MAX_SYMLINKS 40
+#define FS_MAX_DEPTH 4096
+
+int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t *inum)
+{
+	if (!path)
+		return -EINVAL;
+	if (!*path)
+		return -ENOENT;
+	size_t plen = strlen(path);
+	if (plen >= PATH_MAX)
+		return -ENAMETOOLONG;
+	char *work = malloc(PATH_MAX * 2);
+	uint64_t *stack = malloc(FS_MAX_DEPTH * sizeof(*stack));
+	struct ubifs_inode *ino = malloc(sizeof(*ino));
+	int err = 0, links = 0, sp = 0;
+	if (!work || !stack || !ino) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(work, path, plen + 1);
+	stack[0] = UBIKIT_ROOT_INO;
+	char *p = work;
+	*inum = UBIKIT_ROOT_INO;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p) {
+			*inum = stack[sp];
+			break;
+		}
+		char *end = strchr(p, '/');
+		size_t nlen = end ? (size_t)(end - p) : strlen(p);
+		char *rest = end ? end : p + nlen;
+		while (*rest == '/')
+			rest++;
+		int last = *rest == 0;
+		int trailing_slash = end != NULL; /* "name/" must be a directory */
+		if (nlen > 255) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
+		if (nlen == 1 && p[0] == '.') {
+			p = rest;
+			continue;
+		}
+		if (nlen == 2 && p[0] == '.' && p[1] == '.') {
+			if (sp > 0)
+				sp--;
+			p = rest;
+			continue;
+		}
+		uint64_t child;
+		err = ubifs_lookup(fs->ubifs, stack[sp], p, nlen, &child, NULL);
+		if (err)
+			goto out;
+		err = ubifs_read_inode(fs->ubifs, child, ino);
+		if (err)
+			goto out;
+		if (S_ISLNK(ino->mode) && (!last || follow_last || trailing_slash)) {
+			if (++links > FS_MAX_SYMLINKS) {
+				err = -ELOOP;
+				goto out;
+			}
+			size_t rlen = strlen(rest);
+			if ((size_t)ino->data_len + 1 + rlen + 1 > PATH_MAX * 2) {
+				err = -ENAMETOOLONG;
+				goto out;
+			}
+			/* new path = target "/" rest, built in place from the end */
+			memmove(work + ino->data_len + 1, rest, rlen + 1);
+			memcpy(work, ino->data, ino->data_len);
+			work[ino->data_len] = '/';
+			if (memchr(work, 0, ino->data_len)) {
+				err = -ENOENT; /* a NUL inside a target ends the path there */
+				goto out;
+			}
+			if (work[0] == '/')
+				sp = 0;
+			p = work;
+			continue;
+		}
+		if (last && !trailing_slash) {
+			*inum = child;
+			break;
+		}
+		if (!S_ISDIR(ino->mode)) {
+			err = -ENOTDIR;
+			goto out;
+		}
+		if (sp + 1 >= FS_MAX_DEPTH) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
+		stack[++sp] = child;
+		p = rest;
+	}
+out:
+	free(work);
+	free(stack);
+	free(ino);
+	return err;
+}

@@ -1,0 +1,73 @@
+/* ubifs_compress — decompressing data nodes: none, LZO1X (liblzo2), zlib
+ * (raw deflate, the kernel's 2 KiB window fits any raw inflate) and zstd.
+ * Compressors can be compiled out; a data node using one then fails with a
+ * clear error. Compression for the write path comes later. */
+#include <errno.h>
+#include <string.h>
+
+#include "ubifs/ubifs_priv.h"
+
+#ifdef UBIKIT_HAVE_LZO
+#include <lzo/lzo1x.h>
+#endif
+#ifdef UBIKIT_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef UBIKIT_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *out, size_t *out_len, unsigned compr)
+{
+	size_t cap = *out_len;
+	switch (compr) {
+	case UBIFS_COMPR_NONE:
+		if (in_len > cap)
+			return -EINVAL;
+		memcpy(out, in, in_len);
+		*out_len = in_len;
+		return 0;
+#ifdef UBIKIT_HAVE_LZO
+	case UBIFS_COMPR_LZO: {
+		lzo_uint ol = cap;
+		int r = lzo1x_decompress_safe(in, in_len, out, &ol, NULL);
+		if (r != LZO_E_OK)
+			return -EINVAL;
+		*out_len = ol;
+		return 0;
+	}
+#endif
+#ifdef UBIKIT_HAVE_ZLIB
+	case UBIFS_COMPR_ZLIB: {
+		z_stream s;
+		memset(&s, 0, sizeof(s));
+		if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
+			return -ENOMEM;
+		s.next_in = (Bytef *)(uintptr_t)in;
+		s.avail_in = (uInt)in_len;
+		s.next_out = out;
+		s.avail_out = (uInt)cap;
+		int r = inflate(&s, Z_FINISH);
+		size_t got = cap - s.avail_out;
+		inflateEnd(&s);
+		/* the kernel accepts a stream that fills the output exactly */
+		if (r != Z_STREAM_END && !(r == Z_BUF_ERROR && got == cap) && !(r == Z_OK && got == cap))
+			return -EINVAL;
+		*out_len = got;
+		return 0;
+	}
+#endif
+#ifdef UBIKIT_HAVE_ZSTD
+	case UBIFS_COMPR_ZSTD: {
+		size_t r = ZSTD_decompress(out, cap, in, in_len);
+		if (ZSTD_isError(r))
+			return -EINVAL;
+		*out_len = r;
+		return 0;
+	}
+#endif
+	default:
+		(void)fs;
+		return compr < UBIFS_COMPR_TYPES_CNT ? -EOPNOTSUPP : -EINVAL;
+	}
+}

@@ -1,0 +1,111 @@
+/* ubifs_priv — the mounted-file-system context shared by the files of the
+ * UBIFS layer (not for other layers: they use ubifs.h). */
+#ifndef UBIKIT_UBIFS_PRIV_H
+#define UBIKIT_UBIFS_PRIV_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ubi/ubi_vol_io.h"
+#include "ubifs/ubifs.h"
+#include "ubifs/ubifs_media.h"
+#include "ubifs/ubifs_tnc.h"
+#include "util/util_err.h"
+
+#define UBIFS_DEFAULT_TNC_CACHE (1u << 20)
+
+/* an inode whose size the journal shows to be too small (recovery, §16) */
+struct ubifs_size_fix {
+	uint32_t inum;
+	int exists;
+	uint64_t i_size, d_size;
+};
+
+struct ubifs_fs {
+	struct ubi_vol_io *vol;
+	struct util_err err;
+	int read_only;
+
+	struct ubifs_sb_node sb;
+	struct ubifs_mst_node mst;
+	uint32_t mst_lnum, mst_offs;
+	int mst_recovered;
+
+	/* geometry */
+	uint32_t leb_size, min_io_size, max_write_size;
+	uint32_t leb_cnt, old_leb_cnt, fanout, jhead_cnt; /* jhead_cnt: all heads (sb + 2) */
+	uint32_t log_first, log_last, lpt_first, lpt_last, orph_first, orph_last, main_first, main_lebs;
+	unsigned key_hash;
+	int double_hash;
+
+	/* state */
+	int need_recovery, no_orphs;
+	uint64_t max_sqnum, highest_inum, cmt_no, cs_sqnum;
+	uint32_t lhead_lnum, lhead_offs, ltail_lnum;
+	uint32_t log_lebs_used, buds;
+	uint64_t replayed_nodes;
+	uint32_t orphans_killed, recovered_lebs;
+
+	struct ubifs_size_fix *size_fix;
+	size_t size_fix_cnt, size_fix_cap;
+
+	struct ubifs_tnc tnc;
+	uint8_t *sbuf; /* one LEB of scratch for scanning */
+	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */
+};
+
+/* ---- LEB access (ubifs_io.c) ---- */
+int ubifs_leb_read(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, void *buf, size_t len);
+/* Read a node of the given type and exact length at lnum:offs and check it
+ * (magic, type, length, CRC). Errors name the place. */
+int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t len, uint32_t lnum, uint32_t offs);
+int ubifs_is_empty(const uint8_t *buf, size_t len);
+
+/* ---- scanning (ubifs_scan.c) ---- */
+struct ubifs_snode {
+	uint32_t offs, len;
+	uint8_t type, group_type;
+	uint64_t sqnum;
+	struct ubifs_key key;
+};
+struct ubifs_sleb {
+	uint32_t lnum;
+	uint32_t endpt; /* where the valid data ends */
+	uint8_t *buf;   /* the whole LEB (fs->sbuf); node bytes at buf + offs */
+	struct ubifs_snode *nodes;
+	uint32_t nodes_cnt, nodes_cap;
+};
+enum ubifs_scan_res {
+	UBIFS_SCANNED_EMPTY_SPACE = -1,
+	UBIFS_SCANNED_A_NODE = -2,
+	UBIFS_SCANNED_A_CORRUPT_NODE = -3,
+	UBIFS_SCANNED_A_BAD_PAD_NODE = -4,
+	UBIFS_SCANNED_GARBAGE = -5,
+};
+/* >0: padding bytes to skip; else one of ubifs_scan_res. */
+int ubifs_scan_a_node(const struct ubifs_fs *fs, const uint8_t *buf, uint32_t len, uint32_t offs);
+/* Strict scan from offs (spec §4). -EUCLEAN on corruption (message set). */
+int ubifs_scan(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb);
+int ubifs_sleb_add(struct ubifs_sleb *sleb, const uint8_t *node, uint32_t offs);
+void ubifs_sleb_free(struct ubifs_sleb *sleb);
+
+/* ---- recovery (ubifs_recovery.c) ---- */
+/* Kernel's ubifs_recover_leb: scan, tolerating a torn tail (power-cut pattern)
+ * after the last good node; jhead < 0 for non-journal LEBs (grouped). */
+int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb, int jhead);
+int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb);
+int ubifs_recover_master(struct ubifs_fs *fs, uint8_t *mst_out);
+int ubifs_recover_size_accum(struct ubifs_fs *fs, const struct ubifs_key *key, int deletion, uint64_t new_size);
+int ubifs_recover_size(struct ubifs_fs *fs);
+void ubifs_size_fix_apply(const struct ubifs_fs *fs, uint64_t inum, uint64_t *size);
+
+/* ---- areas ---- */
+int ubifs_sb_read_check(struct ubifs_fs *fs);  /* ubifs_sb.c */
+int ubifs_master_read(struct ubifs_fs *fs);    /* ubifs_master.c */
+int ubifs_mst_cmp(const uint8_t *a, const uint8_t *b); /* 0 when the bodies match */
+int ubifs_replay_journal(struct ubifs_fs *fs); /* ubifs_replay.c */
+int ubifs_mount_orphans(struct ubifs_fs *fs);  /* ubifs_orphan.c */
+
+/* ---- compression (ubifs_compress.c) ---- */
+int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *out, size_t *out_len, unsigned compr);
+
+#endif

@@ -1,0 +1,394 @@
+/* ubifs_replay — bringing the in-memory index up to date with the journal
+ * at mount, as the kernel's replay.c does: walk the log from the tail (CS
+ * node of the last commit, then reference nodes naming buds), scan every bud
+ * (the last bud of each journal head with torn-tail recovery), sort all
+ * nodes by sqnum and apply them to the TNC (spec §11.4). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ubifs/ubifs_priv.h"
+#include "util/util_endian.h"
+
+struct bud {
+	uint32_t lnum, offs, jhead;
+	uint64_t sqnum;
+};
+
+struct rentry {
+	struct ubifs_key key;
+	uint64_t sqnum;
+	uint32_t lnum, offs, len;
+	uint8_t deletion;
+	uint16_t nlen;
+	uint64_t old_size, new_size;
+	char *name;
+};
+
+struct replay {
+	struct bud *buds;
+	size_t nbuds, cap_buds;
+	struct rentry *ents;
+	size_t nents, cap_ents;
+};
+
+static void replay_free(struct replay *r)
+{
+	for (size_t i = 0; i < r->nents; i++)
+		free(r->ents[i].name);
+	free(r->ents);
+	free(r->buds);
+}
+
+/* 1: this bud is already known (skip the reference), 0: new, <0: bad. */
+static int validate_ref(struct ubifs_fs *fs, struct replay *r, const struct ubifs_ref_node *ref, uint32_t lnum,
+			uint32_t offs)
+{
+	if (ref->jhead >= fs->jhead_cnt || ref->lnum >= fs->leb_cnt || ref->lnum < fs->main_first ||
+	    ref->offs > fs->leb_size || ref->offs % fs->min_io_size)
+		return util_err_set(&fs->err, -EINVAL,
+				    "bad reference node at log LEB %u:%u: bud LEB %u:%u, journal head %u", lnum, offs,
+				    ref->lnum, ref->offs, ref->jhead);
+	for (size_t i = 0; i < r->nbuds; i++) {
+		if (r->buds[i].lnum != ref->lnum)
+			continue;
+		if (r->buds[i].jhead == ref->jhead && r->buds[i].offs <= ref->offs)
+			return 1;
+		return util_err_set(&fs->err, -EINVAL, "reference node at log LEB %u:%u: bud LEB %u:%u was already referred",
+				    lnum, offs, ref->lnum, ref->offs);
+	}
+	return 0;
+}
+
+/* 0: LEB replayed, 1: end of the log, <0 error. */
+static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
+{
+	struct ubifs_sleb sleb;
+	int err = ubifs_scan(fs, lnum, 0, &sleb);
+	if (err == -EUCLEAN && fs->need_recovery)
+		err = ubifs_recover_log_leb(fs, lnum, 0, &sleb);
+	if (err)
+		return err;
+	if (sleb.nodes_cnt == 0) {
+		ubifs_sleb_free(&sleb);
+		return 1;
+	}
+	const struct ubifs_snode *first = &sleb.nodes[0];
+	if (fs->cs_sqnum == 0) {
+		if (first->type != UBIFS_CS_NODE) {
+			err = util_err_set(&fs->err, -EINVAL, "first log node at LEB %u:%u is a %s node, not commit start",
+					   lnum, first->offs, ubifs_node_type_name(first->type));
+			goto out;
+		}
+		uint64_t cmt_no = ubifs_cs_cmt_no(sleb.buf + first->offs);
+		if (cmt_no != fs->cmt_no) {
+			err = util_err_set(&fs->err, -EINVAL,
+					   "commit start node at log LEB %u:%u has commit number %llu, expected %llu", lnum,
+					   first->offs, (unsigned long long)cmt_no, (unsigned long long)fs->cmt_no);
+			goto out;
+		}
+		fs->cs_sqnum = first->sqnum;
+	}
+	if (first->sqnum < fs->cs_sqnum) {
+		/* an older round of the log ring, unmapped but not erased */
+		err = 1;
+		goto out;
+	}
+	if (first->offs != 0) {
+		err = util_err_set(&fs->err, -EINVAL, "log LEB %u: first node at offset %u, not 0", lnum, first->offs);
+		goto out;
+	}
+	for (uint32_t i = 0; i < sleb.nodes_cnt; i++) {
+		const struct ubifs_snode *s = &sleb.nodes[i];
+		if (s->sqnum >= UBIFS_SQNUM_WATERMARK) {
+			err = util_err_set(&fs->err, -EINVAL, "log LEB %u:%u: sqnum beyond the watermark (end of life)", lnum,
+					   s->offs);
+			goto out;
+		}
+		if (s->sqnum < fs->cs_sqnum) {
+			err = util_err_set(&fs->err, -EINVAL, "log LEB %u:%u: bad sqnum %llu, commit sqnum %llu", lnum,
+					   s->offs, (unsigned long long)s->sqnum, (unsigned long long)fs->cs_sqnum);
+			goto out;
+		}
+		if (s->sqnum > fs->max_sqnum)
+			fs->max_sqnum = s->sqnum;
+		if (s->type == UBIFS_REF_NODE) {
+			struct ubifs_ref_node ref;
+			ubifs_ref_unpack(sleb.buf + s->offs, &ref);
+			err = validate_ref(fs, r, &ref, lnum, s->offs);
+			if (err == 1)
+				continue;
+			if (err)
+				goto out;
+			if (r->nbuds == r->cap_buds) {
+				size_t cap = r->cap_buds ? r->cap_buds * 2 : 16;
+				struct bud *nb = realloc(r->buds, cap * sizeof(*nb));
+				if (!nb) {
+					err = -ENOMEM;
+					goto out;
+				}
+				r->buds = nb;
+				r->cap_buds = cap;
+			}
+			r->buds[r->nbuds++] = (struct bud){ref.lnum, ref.offs, ref.jhead, s->sqnum};
+		} else if (s->type == UBIFS_CS_NODE) {
+			if (s->offs != 0) {
+				err = util_err_set(&fs->err, -EINVAL, "unexpected commit start node in log LEB %u:%u", lnum,
+						   s->offs);
+				goto out;
+			}
+		} else {
+			err = util_err_set(&fs->err, -EINVAL, "unexpected %s node in log LEB %u:%u",
+					   ubifs_node_type_name(s->type), lnum, s->offs);
+			goto out;
+		}
+	}
+	if (sleb.endpt || fs->lhead_offs >= fs->leb_size) {
+		fs->lhead_lnum = lnum;
+		fs->lhead_offs = sleb.endpt;
+	}
+	err = !sleb.endpt;
+out:
+	ubifs_sleb_free(&sleb);
+	return err;
+}
+
+static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry *e)
+{
+	if (r->nents == r->cap_ents) {
+		size_t cap = r->cap_ents ? r->cap_ents * 2 : 256;
+		struct rentry *n = realloc(r->ents, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->ents = n;
+		r->cap_ents = cap;
+	}
+	r->ents[r->nents++] = *e;
+	if (e->key.inum >= fs->highest_inum)
+		fs->highest_inum = e->key.inum;
+	return 0;
+}
+
+static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
+{
+	const struct bud *b = &r->buds[bi];
+	int is_last = 1;
+	for (size_t j = bi + 1; j < r->nbuds; j++)
+		if (r->buds[j].jhead == b->jhead)
+			is_last = 0;
+	struct ubifs_sleb sleb;
+	/* only the last LEB of each head can have been written at a power cut */
+	int err = is_last ? ubifs_recover_leb(fs, b->lnum, b->offs, &sleb, (int)b->jhead)
+			  : ubifs_scan(fs, b->lnum, b->offs, &sleb);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < sleb.nodes_cnt && !err; i++) {
+		const struct ubifs_snode *s = &sleb.nodes[i];
+		const uint8_t *node = sleb.buf + s->offs;
+		struct rentry e = {.key = s->key, .sqnum = s->sqnum, .lnum = b->lnum, .offs = s->offs, .len = s->len};
+		if (s->sqnum >= UBIFS_SQNUM_WATERMARK) {
+			err = util_err_set(&fs->err, -EINVAL, "bud LEB %u:%u: sqnum beyond the watermark (end of life)",
+					   b->lnum, s->offs);
+			break;
+		}
+		if (s->sqnum > fs->max_sqnum)
+			fs->max_sqnum = s->sqnum;
+		if (s->type <= UBIFS_XENT_NODE && ubifs_key_type(&s->key) != s->type) {
+			char ks[64];
+			err = util_err_set(&fs->err, -EINVAL, "%s node at bud LEB %u:%u has a key of the wrong type %s",
+					   ubifs_node_type_name(s->type), b->lnum, s->offs,
+					   ubifs_key_str(&s->key, ks, sizeof(ks)));
+			break;
+		}
+		switch (s->type) {
+		case UBIFS_INO_NODE:
+			e.deletion = get_le32(node + 92) == 0;
+			e.new_size = get_le64(node + 48);
+			err = add_entry(fs, r, &e);
+			break;
+		case UBIFS_DATA_NODE:
+			e.new_size = (uint64_t)get_le32(node + 40) + (uint64_t)ubifs_key_value(&s->key) * UBIFS_BLOCK_SIZE;
+			err = add_entry(fs, r, &e);
+			break;
+		case UBIFS_DENT_NODE:
+		case UBIFS_XENT_NODE: {
+			const char *why = ubifs_dent_check(node, s->len);
+			if (why) {
+				err = util_err_set(&fs->err, -EINVAL, "bad %s node at bud LEB %u:%u: %s",
+						   ubifs_node_type_name(s->type), b->lnum, s->offs, why);
+				break;
+			}
+			e.nlen = get_le16(node + 50);
+			e.deletion = get_le64(node + 40) == 0;
+			e.name = malloc(e.nlen + 1u);
+			if (!e.name) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(e.name, node + UBIFS_DENT_NODE_SZ, e.nlen);
+			e.name[e.nlen] = 0;
+			err = add_entry(fs, r, &e);
+			if (err)
+				free(e.name);
+			break;
+		}
+		case UBIFS_TRUN_NODE: {
+			struct ubifs_trun_node t;
+			ubifs_trun_unpack(node, &t);
+			if (t.old_size > UBIFS_MAX_INODE_SZ || t.new_size > UBIFS_MAX_INODE_SZ ||
+			    (int64_t)t.old_size < 0 || (int64_t)t.new_size < 0 || t.old_size <= t.new_size) {
+				err = util_err_set(&fs->err, -EINVAL,
+						   "bad truncation node at bud LEB %u:%u (inode %u, %llu -> %llu)", b->lnum,
+						   s->offs, t.inum, (unsigned long long)t.old_size,
+						   (unsigned long long)t.new_size);
+				break;
+			}
+			e.key = ubifs_key_make(t.inum, UBIFS_TRUN_KEY, 0);
+			e.deletion = 1;
+			e.old_size = t.old_size;
+			e.new_size = t.new_size;
+			err = add_entry(fs, r, &e);
+			break;
+		}
+		case UBIFS_AUTH_NODE:
+			break;
+		default:
+			err = util_err_set(&fs->err, -EINVAL, "unexpected %s node (type %u) in bud LEB %u:%u",
+					   ubifs_node_type_name(s->type), s->type, b->lnum, s->offs);
+			break;
+		}
+	}
+	ubifs_sleb_free(&sleb);
+	return err;
+}
+
+static int cmp_sqnum(const void *a, const void *b)
+{
+	const struct rentry *x = a, *y = b;
+	if (x->sqnum != y->sqnum)
+		return x->sqnum < y->sqnum ? -1 : 1;
+	/* equal sqnums only in damaged images: keep scan order stable */
+	return x < y ? -1 : (x > y);
+}
+
+struct ino_last {
+	uint32_t inum;
+	size_t idx;
+};
+
+static int cmp_ino_last(const void *a, const void *b)
+{
+	const struct ino_last *x = a, *y = b;
+	if (x->inum != y->inum)
+		return x->inum < y->inum ? -1 : 1;
+	return x->idx < y->idx ? -1 : (x->idx > y->idx);
+}
+
+/* Kernel's inode_still_linked: the newest INO node of this inode in the
+ * whole journal decides whether a deletion is really applied. */
+static int still_linked(const struct replay *r, const struct ino_last *il, size_t nil, uint32_t inum)
+{
+	size_t lo = 0, hi = nil;
+	while (lo < hi) { /* first index with inum > target */
+		size_t mid = (lo + hi) / 2;
+		if (il[mid].inum <= inum)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || il[lo - 1].inum != inum)
+		return 0;
+	return !r->ents[il[lo - 1].idx].deletion;
+}
+
+static int trun_remove_range(struct ubifs_fs *fs, const struct rentry *e)
+{
+	uint64_t min_blk = e->new_size / UBIFS_BLOCK_SIZE;
+	if (e->new_size & (UBIFS_BLOCK_SIZE - 1))
+		min_blk++;
+	uint64_t max_blk = e->old_size / UBIFS_BLOCK_SIZE;
+	if ((e->old_size & (UBIFS_BLOCK_SIZE - 1)) == 0)
+		max_blk--;
+	if (min_blk > max_blk)
+		return 0;
+	struct ubifs_key lo = ubifs_key_make(e->key.inum, UBIFS_DATA_KEY, (uint32_t)min_blk);
+	struct ubifs_key hi = ubifs_key_make(e->key.inum, UBIFS_DATA_KEY, (uint32_t)max_blk);
+	return ubifs_tnc_remove_range(fs, &lo, &hi);
+}
+
+static int apply_entries(struct ubifs_fs *fs, struct replay *r)
+{
+	qsort(r->ents, r->nents, sizeof(*r->ents), cmp_sqnum);
+	size_t nil = 0;
+	struct ino_last *il = malloc((r->nents ? r->nents : 1) * sizeof(*il));
+	if (!il)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nents; i++)
+		if (ubifs_key_type(&r->ents[i].key) == UBIFS_INO_KEY)
+			il[nil++] = (struct ino_last){r->ents[i].key.inum, i};
+	qsort(il, nil, sizeof(*il), cmp_ino_last);
+	int err = 0;
+	for (size_t i = 0; i < r->nents && !err; i++) {
+		const struct rentry *e = &r->ents[i];
+		unsigned kt = ubifs_key_type(&e->key);
+		if (kt == UBIFS_DENT_KEY || kt == UBIFS_XENT_KEY) {
+			if (e->deletion)
+				err = ubifs_tnc_remove_nm(fs, &e->key, e->name, e->nlen);
+			else
+				err = ubifs_tnc_add_nm(fs, &e->key, e->name, e->nlen, e->lnum, e->offs, e->len);
+		} else if (e->deletion) {
+			if (kt == UBIFS_INO_KEY) {
+				if (!still_linked(r, il, nil, e->key.inum))
+					err = ubifs_tnc_remove_ino(fs, e->key.inum);
+			} else if (kt == UBIFS_TRUN_KEY) {
+				err = trun_remove_range(fs, e);
+			} else {
+				err = ubifs_tnc_remove(fs, &e->key);
+			}
+		} else {
+			err = ubifs_tnc_add(fs, &e->key, e->lnum, e->offs, e->len);
+		}
+		if (!err && fs->need_recovery)
+			err = ubifs_recover_size_accum(fs, &e->key, e->deletion, e->new_size);
+		if (!err)
+			fs->replayed_nodes++;
+	}
+	free(il);
+	return err;
+}
+
+int ubifs_replay_journal(struct ubifs_fs *fs)
+{
+	struct replay r;
+	memset(&r, 0, sizeof(r));
+	uint32_t lnum = fs->ltail_lnum;
+	fs->lhead_lnum = lnum;
+	fs->lhead_offs = 0;
+	fs->cs_sqnum = 0;
+	int err = 0;
+	do {
+		err = replay_log_leb(fs, &r, lnum);
+		if (err == 1) {
+			if (lnum != fs->lhead_lnum || fs->log_lebs_used > 0) {
+				err = 0;
+				break; /* end of the log */
+			}
+			err = util_err_set(&fs->err, -EINVAL,
+					   "no UBIFS nodes at the log head LEB %u:0 (the log tail of commit %llu)", lnum,
+					   (unsigned long long)fs->cmt_no);
+		}
+		if (err)
+			goto out;
+		fs->log_lebs_used++;
+		lnum = lnum + 1 > fs->log_last ? fs->log_first : lnum + 1;
+	} while (lnum != fs->ltail_lnum);
+	for (size_t i = 0; i < r.nbuds && !err; i++)
+		err = replay_bud(fs, &r, i);
+	if (err)
+		goto out;
+	fs->buds = (uint32_t)r.nbuds;
+	err = apply_entries(fs, &r);
+out:
+	replay_free(&r);
+	return err;
+}

@@ -1,0 +1,659 @@
+/* ubifs_tnc — the index, loaded on demand, with a bounded znode cache and
+ * in-memory changes (see ubifs_tnc.h for the invariant and the rules). */
+#include "ubifs/ubifs_tnc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ubifs/ubifs_priv.h"
+#include "util/util_endian.h"
+
+static size_t znode_bytes(uint32_t cap)
+{
+	return sizeof(struct ubifs_znode) + (size_t)cap * sizeof(struct ubifs_zbranch);
+}
+
+static struct ubifs_znode *znode_alloc(struct ubifs_tnc *t, uint32_t cap)
+{
+	struct ubifs_znode *z = calloc(1, znode_bytes(cap));
+	if (!z)
+		return NULL;
+	z->cap = (uint16_t)cap;
+	t->bytes += znode_bytes(cap);
+	if (t->bytes > t->peak)
+		t->peak = t->bytes;
+	return z;
+}
+
+static void znode_free(struct ubifs_tnc *t, struct ubifs_znode *z)
+{
+	t->bytes -= znode_bytes(z->cap);
+	free(z);
+}
+
+static void lru_del(struct ubifs_tnc *t, struct ubifs_znode *z)
+{
+	if (!z->in_lru)
+		return;
+	if (z->lru_prev)
+		z->lru_prev->lru_next = z->lru_next;
+	else
+		t->lru_head = z->lru_next;
+	if (z->lru_next)
+		z->lru_next->lru_prev = z->lru_prev;
+	else
+		t->lru_tail = z->lru_prev;
+	z->lru_prev = z->lru_next = NULL;
+	z->in_lru = 0;
+}
+
+static void lru_touch(struct ubifs_tnc *t, struct ubifs_znode *z)
+{
+	if (z->dirty || !z->parent) /* dirty znodes and the root are pinned */
+		return;
+	lru_del(t, z);
+	z->lru_next = t->lru_head;
+	if (t->lru_head)
+		t->lru_head->lru_prev = z;
+	t->lru_head = z;
+	if (!t->lru_tail)
+		t->lru_tail = z;
+	z->in_lru = 1;
+}
+
+/* Re-point the loaded children of z at z and recount them. */
+static void fix_children(struct ubifs_znode *z)
+{
+	uint32_t cnt = 0;
+	for (uint32_t i = 0; i < z->child_cnt; i++) {
+		struct ubifs_znode *c = z->zbranch[i].child;
+		if (c) {
+			c->parent = z;
+			c->iip = i;
+			cnt++;
+		}
+	}
+	z->loaded_children = cnt;
+}
+
+static void free_subtree(struct ubifs_tnc *t, struct ubifs_znode *z)
+{
+	if (!z)
+		return;
+	for (uint32_t i = 0; i < z->child_cnt; i++)
+		free_subtree(t, z->zbranch[i].child);
+	lru_del(t, z);
+	znode_free(t, z);
+}
+
+/* Read, check and load the index node behind zbr (child of parent, or the
+ * root when parent is NULL). */
+static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t iip, uint32_t lnum, uint32_t offs,
+		      uint32_t len, struct ubifs_znode **out)
+{
+	struct ubifs_len_range r;
+	ubifs_node_len_range(UBIFS_IDX_NODE, fs->fanout, fs->leb_size, &r);
+	if (lnum < fs->main_first || lnum >= fs->leb_cnt || (offs & 7) || (uint64_t)offs + len > fs->leb_size ||
+	    len < r.min || len > r.max)
+		return util_err_set(&fs->err, -EINVAL, "index: bad %s position LEB %u:%u len %u (main area %u..%u)",
+				    parent ? "branch" : "root", lnum, offs, len, fs->main_first, fs->leb_cnt - 1);
+	uint8_t *buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	int err = ubifs_read_node(fs, buf, UBIFS_IDX_NODE, len, lnum, offs);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	struct ubifs_idx_node idx;
+	ubifs_idx_unpack(buf, &idx);
+	if (idx.child_cnt == 0 || idx.child_cnt > fs->fanout ||
+	    UBIFS_IDX_NODE_SZ + (uint32_t)idx.child_cnt * UBIFS_BRANCH_SZ > len || idx.level > UBIFS_MAX_LEVELS) {
+		free(buf);
+		return util_err_set(&fs->err, -EINVAL,
+				    "index node at LEB %u:%u: %u branches, level %u (fanout %u, length %u)", lnum, offs,
+				    idx.child_cnt, idx.level, fs->fanout, len);
+	}
+	if (parent && idx.level + 1 != parent->level) {
+		free(buf);
+		return util_err_set(&fs->err, -EINVAL, "index node at LEB %u:%u has level %u, its parent level %u",
+				    lnum, offs, idx.level, parent->level);
+	}
+	struct ubifs_znode *z = znode_alloc(&fs->tnc, idx.child_cnt);
+	if (!z) {
+		free(buf);
+		return -ENOMEM;
+	}
+	z->level = idx.level;
+	z->child_cnt = idx.child_cnt;
+	z->lnum = lnum;
+	z->offs = offs;
+	z->len = len;
+	for (unsigned i = 0; i < idx.child_cnt; i++) {
+		struct ubifs_branch br;
+		ubifs_idx_branch(&idx, i, &br);
+		struct ubifs_zbranch *zb = &z->zbranch[i];
+		zb->key = br.key;
+		zb->lnum = br.lnum;
+		zb->offs = br.offs;
+		zb->len = br.len;
+		const char *bad = NULL;
+		unsigned kt = ubifs_key_type(&br.key);
+		if (br.lnum < fs->main_first || br.lnum >= fs->leb_cnt || (br.offs & 7) ||
+		    (uint64_t)br.offs + br.len > fs->leb_size)
+			bad = "points outside the main area";
+		else if (kt > UBIFS_XENT_KEY)
+			bad = "has a bad key type";
+		else if (z->level == 0) {
+			struct ubifs_len_range lr;
+			ubifs_node_len_range(kt, fs->fanout, fs->leb_size, &lr);
+			if (br.len < lr.min || br.len > lr.max)
+				bad = "has a bad target node length";
+		} else {
+			if (br.len < r.min || br.len > r.max)
+				bad = "has a bad index node length";
+		}
+		if (!bad && i > 0) {
+			int c = ubifs_key_cmp(&z->zbranch[i - 1].key, &br.key);
+			if (c > 0)
+				bad = "is out of key order";
+			else if (c == 0 && !ubifs_key_is_hash(&br.key))
+				bad = "repeats a non-hashed key";
+		}
+		if (bad) {
+			char ks[64];
+			znode_free(&fs->tnc, z);
+			free(buf);
+			return util_err_set(&fs->err, -EINVAL,
+					    "index node at LEB %u:%u (level %u): branch %u -> LEB %u:%u len %u key %s %s",
+					    lnum, offs, idx.level, i, br.lnum, br.offs, br.len,
+					    ubifs_key_str(&br.key, ks, sizeof(ks)), bad);
+		}
+	}
+	free(buf);
+	z->parent = parent;
+	z->iip = iip;
+	fs->tnc.loads++;
+	*out = z;
+	return 0;
+}
+
+static int get_child(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, struct ubifs_znode **out)
+{
+	struct ubifs_zbranch *zb = &z->zbranch[n];
+	if (!zb->child) {
+		struct ubifs_znode *c;
+		int err = load_znode(fs, z, n, zb->lnum, zb->offs, zb->len, &c);
+		if (err)
+			return err;
+		zb->child = c;
+		z->loaded_children++;
+	}
+	*out = zb->child;
+	return 0;
+}
+
+int ubifs_tnc_init(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, uint32_t len, size_t limit)
+{
+	memset(&fs->tnc, 0, sizeof(fs->tnc));
+	fs->tnc.limit = limit;
+	return load_znode(fs, NULL, 0, lnum, offs, len, &fs->tnc.root);
+}
+
+void ubifs_tnc_destroy(struct ubifs_fs *fs)
+{
+	free_subtree(&fs->tnc, fs->tnc.root);
+	fs->tnc.root = NULL;
+}
+
+static int evictable(const struct ubifs_znode *z)
+{
+	return !z->dirty && z->parent && z->loaded_children == 0;
+}
+
+void ubifs_tnc_shrink(struct ubifs_fs *fs)
+{
+	struct ubifs_tnc *t = &fs->tnc;
+	while (t->bytes > t->limit) {
+		int evicted = 0;
+		struct ubifs_znode *z = t->lru_tail;
+		while (z && t->bytes > t->limit) {
+			struct ubifs_znode *prev = z->lru_prev;
+			if (evictable(z)) {
+				struct ubifs_znode *p = z->parent;
+				/* the parent may be `prev`; it stays, it only loses a child */
+				p->zbranch[z->iip].child = NULL;
+				p->loaded_children--;
+				lru_del(t, z);
+				znode_free(t, z);
+				t->evictions++;
+				evicted++;
+			}
+			z = prev;
+		}
+		if (!evicted)
+			break;
+	}
+}
+
+/* Last branch of z with key < k; -1 if none. */
+static int search_lt(const struct ubifs_znode *z, const struct ubifs_key *k)
+{
+	int lo = 0, hi = z->child_cnt; /* find first index with key >= k */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (ubifs_key_cmp(&z->zbranch[mid].key, k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* Descend to level 0 through the last branch with key < k. */
+static int descend_lt(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_tnc_pos *pos)
+{
+	struct ubifs_znode *z = fs->tnc.root;
+	struct ubifs_znode *path[UBIFS_MAX_LEVELS + 2];
+	int depth = 0;
+	for (;;) {
+		path[depth++] = z;
+		int n = search_lt(z, k);
+		if (z->level == 0 || z->child_cnt == 0) {
+			pos->z = z;
+			pos->n = n;
+			break;
+		}
+		int err = get_child(fs, z, n < 0 ? 0 : (uint32_t)n, &z);
+		if (err)
+			return err;
+	}
+	/* touch bottom-up so that parents are younger than their children in
+	 * the LRU: the tail then holds leaves, which are evicted first */
+	for (int i = 0; i < depth; i++)
+		lru_touch(&fs->tnc, path[depth - 1 - i]);
+	return 0;
+}
+
+int ubifs_tnc_next(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
+{
+	struct ubifs_znode *z = pos->z;
+	int n = pos->n + 1;
+	if (n < z->child_cnt) {
+		pos->n = n;
+		return 0;
+	}
+	for (;;) {
+		struct ubifs_znode *p = z->parent;
+		if (!p)
+			return -ENOENT;
+		n = (int)z->iip + 1;
+		z = p;
+		if (n < z->child_cnt)
+			break;
+	}
+	int err = get_child(fs, z, (uint32_t)n, &z);
+	while (!err && z->level > 0)
+		err = get_child(fs, z, 0, &z);
+	if (err)
+		return err;
+	if (z->child_cnt == 0) /* only an emptied root can be empty */
+		return -ENOENT;
+	lru_touch(&fs->tnc, z);
+	pos->z = z;
+	pos->n = 0;
+	return 0;
+}
+
+int ubifs_tnc_seek(struct ubifs_fs *fs, const struct ubifs_key *k, int after, struct ubifs_tnc_pos *pos)
+{
+	int err = descend_lt(fs, k, pos);
+	if (err)
+		return err;
+	for (;;) {
+		err = ubifs_tnc_next(fs, pos);
+		if (err)
+			return err;
+		if (!after || ubifs_key_cmp(&ubifs_tnc_at(pos)->key, k) > 0)
+			return 0;
+	}
+}
+
+int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, uint8_t *buf)
+{
+	unsigned type = ubifs_key_type(&zbr->key);
+	int err = ubifs_read_node(fs, buf, type, zbr->len, zbr->lnum, zbr->offs);
+	if (err)
+		return err;
+	struct ubifs_key nk = ubifs_key_read(buf + 24);
+	if (ubifs_key_cmp(&nk, &zbr->key) != 0) {
+		char a[64], b[64];
+		return util_err_set(&fs->err, -EINVAL, "%s node at LEB %u:%u has key %s, the index says %s",
+				    ubifs_node_type_name(type), zbr->lnum, zbr->offs, ubifs_key_str(&nk, a, sizeof(a)),
+				    ubifs_key_str(&zbr->key, b, sizeof(b)));
+	}
+	if (type == UBIFS_DENT_NODE || type == UBIFS_XENT_NODE) {
+		const char *why = ubifs_dent_check(buf, zbr->len);
+		if (why)
+			return util_err_set(&fs->err, -EINVAL, "%s node at LEB %u:%u: %s", ubifs_node_type_name(type),
+					    zbr->lnum, zbr->offs, why);
+	}
+	return 0;
+}
+
+int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, uint32_t *len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = ubifs_tnc_seek(fs, k, 0, &pos);
+	if (err)
+		return err;
+	const struct ubifs_zbranch *zb = ubifs_tnc_at(&pos);
+	if (ubifs_key_cmp(&zb->key, k) != 0)
+		return -ENOENT;
+	err = ubifs_tnc_read_leaf(fs, zb, buf);
+	if (err)
+		return err;
+	if (len)
+		*len = zb->len;
+	return 0;
+}
+
+/* Find the entry with key k and this name: 0 with pos, -ENOENT, <0. */
+static int find_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen, uint8_t *buf,
+		   struct ubifs_tnc_pos *pos)
+{
+	int err = ubifs_tnc_seek(fs, k, 0, pos);
+	while (!err) {
+		const struct ubifs_zbranch *zb = ubifs_tnc_at(pos);
+		if (ubifs_key_cmp(&zb->key, k) != 0)
+			return -ENOENT;
+		err = ubifs_tnc_read_leaf(fs, zb, buf);
+		if (err)
+			return err;
+		if (get_le16(buf + 50) == nlen && memcmp(buf + UBIFS_DENT_NODE_SZ, name, nlen) == 0)
+			return 0;
+		err = ubifs_tnc_next(fs, pos);
+	}
+	return err;
+}
+
+int ubifs_tnc_lookup_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen,
+			uint8_t *buf, uint32_t *len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = find_nm(fs, k, name, nlen, buf, &pos);
+	if (!err && len)
+		*len = ubifs_tnc_at(&pos)->len;
+	return err;
+}
+
+/* ---- changes ---- */
+
+/* Make z and its ancestors dirty (pinned, full capacity). z may move in
+ * memory; the new address is returned (NULL on allocation failure). */
+static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z)
+{
+	struct ubifs_tnc *t = &fs->tnc;
+	struct ubifs_znode *ret = NULL;
+	for (struct ubifs_znode *cur = z; cur; cur = cur->parent) {
+		if (!cur->dirty) {
+			lru_del(t, cur);
+			cur->dirty = 1;
+		}
+		if (cur->cap < fs->fanout) {
+			struct ubifs_znode *nz = znode_alloc(t, fs->fanout);
+			if (!nz)
+				return NULL;
+			uint32_t cap = nz->cap;
+			memcpy(nz, cur, znode_bytes(cur->child_cnt));
+			nz->cap = (uint16_t)cap;
+			nz->lru_prev = nz->lru_next = NULL;
+			nz->in_lru = 0;
+			if (cur->parent)
+				cur->parent->zbranch[cur->iip].child = nz;
+			else
+				t->root = nz;
+			fix_children(nz);
+			znode_free(t, cur);
+			cur = nz;
+		}
+		if (!ret)
+			ret = cur;
+	}
+	return ret;
+}
+
+/* After inserting a smaller key at branch 0 of z, lower the keys above. */
+static void fix_parent_keys(struct ubifs_znode *z)
+{
+	while (z->parent && z->child_cnt) {
+		struct ubifs_zbranch *pb = &z->parent->zbranch[z->iip];
+		if (ubifs_key_cmp(&z->zbranch[0].key, &pb->key) >= 0)
+			break;
+		pb->key = z->zbranch[0].key;
+		if (z->iip != 0)
+			break;
+		z = z->parent;
+	}
+}
+
+/* Insert zbr as branch n of z (z dirty with full capacity), splitting full
+ * znodes upwards. */
+static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, const struct ubifs_zbranch *zbr)
+{
+	struct ubifs_tnc *t = &fs->tnc;
+	uint32_t fanout = fs->fanout;
+	if (z->child_cnt < fanout) {
+		memmove(&z->zbranch[n + 1], &z->zbranch[n], (z->child_cnt - n) * sizeof(z->zbranch[0]));
+		z->zbranch[n] = *zbr;
+		z->child_cnt++;
+		fix_children(z);
+		if (n == 0)
+			fix_parent_keys(z);
+		return 0;
+	}
+	/* split: fanout + 1 branches, the left half stays in z */
+	struct ubifs_zbranch *all = malloc((fanout + 1) * sizeof(*all));
+	struct ubifs_znode *zn = znode_alloc(t, fanout);
+	if (!all || !zn) {
+		free(all);
+		if (zn)
+			znode_free(t, zn);
+		return -ENOMEM;
+	}
+	memcpy(all, z->zbranch, n * sizeof(*all));
+	all[n] = *zbr;
+	memcpy(all + n + 1, z->zbranch + n, (fanout - n) * sizeof(*all));
+	uint32_t keep = (fanout + 1) / 2, move = fanout + 1 - keep;
+	memcpy(z->zbranch, all, keep * sizeof(*all));
+	z->child_cnt = (uint16_t)keep;
+	zn->level = z->level;
+	zn->dirty = 1;
+	memcpy(zn->zbranch, all + keep, move * sizeof(*all));
+	zn->child_cnt = (uint16_t)move;
+	free(all);
+	fix_children(z);
+	fix_children(zn);
+	if (n == 0)
+		fix_parent_keys(z);
+	struct ubifs_zbranch up = {.key = zn->zbranch[0].key, .child = zn};
+	if (!z->parent) {
+		struct ubifs_znode *r = znode_alloc(t, fanout);
+		if (!r) {
+			/* keep the tree whole: give the moved branches back is not
+			 * possible without room, so report; the mount fails anyway */
+			free_subtree(t, zn);
+			return -ENOMEM;
+		}
+		r->level = z->level + 1;
+		r->dirty = 1;
+		r->child_cnt = 2;
+		r->zbranch[0].key = z->zbranch[0].key;
+		r->zbranch[0].child = z;
+		r->zbranch[1] = up;
+		t->root = r;
+		fix_children(r);
+		return 0;
+	}
+	return tnc_insert(fs, z->parent, z->iip + 1, &up);
+}
+
+/* Remove branch n of z (z dirty; its child, if any, already freed). */
+static void tnc_delete(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n)
+{
+	for (;;) {
+		memmove(&z->zbranch[n], &z->zbranch[n + 1], (z->child_cnt - n - 1) * sizeof(z->zbranch[0]));
+		z->child_cnt--;
+		fix_children(z);
+		if (z->child_cnt > 0)
+			return;
+		struct ubifs_znode *p = z->parent;
+		if (!p) {
+			z->level = 0; /* the index became empty */
+			return;
+		}
+		n = z->iip;
+		p->zbranch[n].child = NULL;
+		znode_free(&fs->tnc, z);
+		z = p;
+	}
+}
+
+static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = descend_lt(fs, k, &pos);
+	if (err)
+		return err;
+	struct ubifs_znode *z = dirty_path(fs, pos.z);
+	if (!z)
+		return -ENOMEM;
+	struct ubifs_zbranch zb = {.key = *k, .lnum = lnum, .offs = offs, .len = len};
+	return tnc_insert(fs, z, (uint32_t)(pos.n + 1), &zb);
+}
+
+static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	int n = pos->n;
+	struct ubifs_znode *z = dirty_path(fs, pos->z);
+	if (!z)
+		return -ENOMEM;
+	z->zbranch[n].lnum = lnum;
+	z->zbranch[n].offs = offs;
+	z->zbranch[n].len = len;
+	return 0;
+}
+
+static int delete_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
+{
+	int n = pos->n;
+	struct ubifs_znode *z = dirty_path(fs, pos->z);
+	if (!z)
+		return -ENOMEM;
+	tnc_delete(fs, z, (uint32_t)n);
+	return 0;
+}
+
+int ubifs_tnc_add(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = ubifs_tnc_seek(fs, k, 0, &pos);
+	if (!err && ubifs_key_cmp(&ubifs_tnc_at(&pos)->key, k) == 0)
+		return replace_at(fs, &pos, lnum, offs, len);
+	if (err && err != -ENOENT)
+		return err;
+	return insert_at_lt(fs, k, lnum, offs, len);
+}
+
+int ubifs_tnc_add_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen, uint32_t lnum,
+		     uint32_t offs, uint32_t len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = find_nm(fs, k, name, nlen, fs->nbuf, &pos);
+	if (!err)
+		return replace_at(fs, &pos, lnum, offs, len);
+	if (err != -ENOENT)
+		return err;
+	return insert_at_lt(fs, k, lnum, offs, len);
+}
+
+int ubifs_tnc_remove(struct ubifs_fs *fs, const struct ubifs_key *k)
+{
+	struct ubifs_tnc_pos pos;
+	int err = ubifs_tnc_seek(fs, k, 0, &pos);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	if (ubifs_key_cmp(&ubifs_tnc_at(&pos)->key, k) != 0)
+		return 0;
+	return delete_at(fs, &pos);
+}
+
+int ubifs_tnc_remove_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen)
+{
+	struct ubifs_tnc_pos pos;
+	int err = find_nm(fs, k, name, nlen, fs->nbuf, &pos);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	return delete_at(fs, &pos);
+}
+
+int ubifs_tnc_remove_range(struct ubifs_fs *fs, const struct ubifs_key *lo, const struct ubifs_key *hi)
+{
+	for (;;) {
+		struct ubifs_tnc_pos pos;
+		int err = ubifs_tnc_seek(fs, lo, 0, &pos);
+		if (err == -ENOENT)
+			return 0;
+		if (err)
+			return err;
+		if (ubifs_key_cmp(&ubifs_tnc_at(&pos)->key, hi) > 0)
+			return 0;
+		err = delete_at(fs, &pos);
+		if (err)
+			return err;
+	}
+}
+
+int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum)
+{
+	/* first the xattr inodes named by this inode's xattr entries */
+	struct ubifs_key k = ubifs_key_make(inum, UBIFS_XENT_KEY, 0);
+	for (;;) {
+		struct ubifs_tnc_pos pos;
+		int err = ubifs_tnc_seek(fs, &k, 0, &pos);
+		if (err == -ENOENT)
+			break;
+		if (err)
+			return err;
+		const struct ubifs_zbranch *zb = ubifs_tnc_at(&pos);
+		if (zb->key.inum != inum || ubifs_key_type(&zb->key) != UBIFS_XENT_KEY)
+			break;
+		struct ubifs_zbranch copy = *zb;
+		err = ubifs_tnc_read_leaf(fs, &copy, fs->nbuf);
+		if (err)
+			return err;
+		uint64_t xinum = get_le64(fs->nbuf + 40);
+		if (xinum && xinum != inum) {
+			struct ubifs_key xlo = ubifs_key_make((uint32_t)xinum, UBIFS_INO_KEY, 0);
+			struct ubifs_key xhi = {(uint32_t)xinum, 0xFFFFFFFFu};
+			err = ubifs_tnc_remove_range(fs, &xlo, &xhi);
+			if (err)
+				return err;
+		}
+		/* drop this entry and continue after its key */
+		err = ubifs_tnc_seek(fs, &copy.key, 0, &pos);
+		if (err)
+			return err;
+		err = delete_at(fs, &pos);
+		if (err)
+			return err;
+	}
+	struct ubifs_key lo = ubifs_key_make(inum, UBIFS_INO_KEY, 0);
+	struct ubifs_key hi = {inum, 0xFFFFFFFFu};
+	return ubifs_tnc_remove_range(fs, &lo, &hi);
+}
