@@ -9,8 +9,6 @@
 
 #include "flash/flash_sim_int.h"
 
-/* NOR has no pages; timing and bit-flip places use this chunk. */
-#define SIM_NOR_CHUNK 256u
 
 void flash_sim_config_default(struct flash_sim_config *cfg)
 {
@@ -320,8 +318,8 @@ static int sim_write(struct flash_dev *d, uint32_t peb, uint32_t off, const void
 		uint32_t a = p == first_page ? off % s->page_size : 0;
 		uint32_t b = p == last_page ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = base + (uint64_t)p * s->page_stride;
-		/* NAND programs unit by unit (each a page-program time); NOR
-		 * programs bytes, timed per chunk. */
+		/* NAND programs unit by unit (for the NOP and cut rules); NOR
+		 * programs bytes. */
 		for (uint32_t x = a; x < b;) {
 			uint32_t n = nand ? s->unit_size : b - x;
 			uint64_t unit_idx = ((uint64_t)p * s->page_size + x - off) / s->unit_size;
@@ -344,16 +342,12 @@ static int sim_write(struct flash_dev *d, uint32_t peb, uint32_t off, const void
 			s->st.bytes_programmed += n;
 			done += n;
 			x += n;
-			if (nand) {
-				s->st.pages_programmed++;
-				s->st.sim_time_ns += s->cfg.timing.page_program_ns;
-			}
 		}
-		if (!nand) {
-			uint64_t chunks = (b - a + SIM_NOR_CHUNK - 1) / SIM_NOR_CHUNK;
-			s->st.pages_programmed += chunks;
-			s->st.sim_time_ns += chunks * s->cfg.timing.page_program_ns;
-		}
+		/* NAND: one page program (tPROG) per page touched, whether it
+		 * writes the whole page or some of its sub-pages (the driver pads
+		 * the rest with 0xFF). NOR: per 256-byte chunk. */
+		s->st.pages_programmed++;
+		s->st.sim_time_ns += s->cfg.timing.page_program_ns;
 		if ((int32_t)p > s->high_page[peb])
 			s->high_page[peb] = (int32_t)p;
 	}

@@ -113,7 +113,7 @@ struct flash_stats {
 	uint64_t bytes_read, bytes_programmed;
 	uint64_t sim_time_ns;                       /* simulated device time */
 	uint64_t bitflips_corrected, ecc_failures;
-	uint64_t pages_read, pages_programmed;      /* page-level counts (sub-page programs count 1 each) */
+	uint64_t pages_read, pages_programmed;      /* pages touched (a sub-page program is one page program) */
 	uint64_t rule_violations;                   /* caller bugs refused: misaligned, reprogram, NOP, order */
 };
 void flash_sim_get_stats(const struct flash_dev *dev, struct flash_stats *st);

@@ -409,21 +409,22 @@ static void test_timing_and_counters(void **state)
 	uint8_t w[4096], r[4096];
 	fill(w, sizeof(w), 16);
 	flash_sim_reset_stats(d);
-	assert_int_equal(flash_write(d, 0, 0, w, 4096), 0);  /* 8 sub-page programs */
-	assert_int_equal(flash_write(d, 0, 4096, w, 512), 0); /* 1 sub-page */
+	assert_int_equal(flash_write(d, 0, 0, w, 4096), 0);  /* 2 whole pages */
+	assert_int_equal(flash_write(d, 0, 4096, w, 512), 0); /* 1 sub-page: 1 page program */
+	assert_int_equal(flash_write(d, 0, 4608, w, 1024), 0); /* 2 sub-pages of the same page */
 	assert_int_equal(flash_read(d, 0, 1000, r, 2000), 0); /* pages 0 and 1 */
 	assert_int_equal(flash_erase(d, 0), 0);
 	struct flash_stats st;
 	flash_sim_get_stats(d, &st);
-	assert_int_equal(st.programs, 2);
-	assert_int_equal(st.pages_programmed, 9);
-	assert_int_equal(st.bytes_programmed, 4608);
+	assert_int_equal(st.programs, 3);
+	assert_int_equal(st.pages_programmed, 4);
+	assert_int_equal(st.bytes_programmed, 5632);
 	assert_int_equal(st.reads, 1);
 	assert_int_equal(st.pages_read, 2);
 	assert_int_equal(st.bytes_read, 2000);
 	assert_int_equal(st.erases, 1);
-	/* 9 x 200 us + 2 x 25 us + 1.5 ms + (4096+512+2000) B at 40 MB/s */
-	uint64_t expect = 9 * 200000ull + 2 * 25000ull + 1500000ull + 4096ull * 25 + 512ull * 25 + 2000ull * 25;
+	/* 4 x 200 us + 2 x 25 us + 1.5 ms + (4096+512+1024+2000) B at 40 MB/s */
+	uint64_t expect = 4 * 200000ull + 2 * 25000ull + 1500000ull + (4096ull + 512 + 1024 + 2000) * 25;
 	assert_int_equal(st.sim_time_ns, expect);
 	flash_sim_reset_stats(d);
 	flash_sim_get_stats(d, &st);
