@@ -4,8 +4,10 @@
 #include "bench.h"
 
 int bench_flash_raw(struct bench_ctx *ctx);
+int bench_attach(struct bench_ctx *ctx);
 
 const struct bench_workload bench_workloads[] = {
 	{"flash-raw", "program the whole device page by page, read it back, erase it (no UBI)", bench_flash_raw},
+	{"attach", "UBI attach (full scan) of 256 MiB, 1 GiB, 4 GiB sparse-file devices: CPU, bytes read, peak RSS", bench_attach},
 	{NULL, NULL, NULL},
 };

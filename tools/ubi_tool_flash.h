@@ -23,14 +23,16 @@ struct ubi_tool_geo_opts {
 #define UBI_TOOL_GEO_LONGOPTS                                                                                  \
 	{"page", required_argument, NULL, 0x200}, {"peb", required_argument, NULL, 0x201},                     \
 		{"subpage", required_argument, NULL, 0x202}, {"oob", required_argument, NULL, 0x203},          \
-		{"nor", no_argument, NULL, 0x204}, {"has-oob", no_argument, NULL, 0x205}
+		{"nor", no_argument, NULL, 0x204}, {"has-oob", no_argument, NULL, 0x205},                      \
+		{"with-oob", no_argument, NULL, 0x205}
 #define UBI_TOOL_GEO_HELP                                                                                      \
 	"geometry (only for images without a .sim sidecar; detected from the UBI headers if left out):\n"     \
 	"  --page=<bytes>      NAND page size (min. I/O unit)\n"                                               \
 	"  --peb=<bytes>       eraseblock size (KiB/MiB ok)\n"                                                 \
 	"  --subpage=<bytes>   sub-page size (default: the page size)\n"                                       \
 	"  --oob=<bytes>       OOB bytes per page\n"                                                           \
-	"  --has-oob           the file holds page+OOB for each page (nanddump -o layout)\n"                   \
+	"  --with-oob          the file holds page+OOB for each page (nanddump -o layout;\n"      \
+	"                      also --has-oob)\n"                   \
 	"  --nor               NOR flash (min. I/O unit 1 byte)\n"
 
 /* Handle one geometry option (key from UBI_TOOL_GEO_LONGOPTS). Returns 1 if
