@@ -1,4 +1,5 @@
-/* test_flash_mtd — the MTD char-device backend. Runs only where an MTD
+/* test_flash_mtd — the MTD char-device backend (the VM test runs the fuller
+ * tests/flash/mtd_probe.c on nandsim). Runs only where an MTD
  * device exists (a board, or nandsim in the VM); skipped elsewhere. Read
  * only: checks geometry against sysfs and that reads and bad-block queries
  * work; also that a non-MTD file is refused. */
