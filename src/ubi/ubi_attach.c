@@ -742,8 +742,10 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 	uint32_t n = dev->peb_count - ai.bad_count - ai.alien_count;
 	uint32_t max_corr = n / 20 ? n / 20 : 8;
 	if (ai.corr_count && ai.corr_count >= max_corr) {
+		char last[UTIL_ERR_MSG_MAX];
+		snprintf(last, sizeof(last), "%s", dev->err.msg);
 		err = ubi_err(dev, -EINVAL, "%u PEBs are corrupted (limit %u), refusing to attach; last: %.300s",
-			      ai.corr_count, max_corr, dev->err.msg);
+			      ai.corr_count, max_corr, last);
 		goto fail_err;
 	}
 	if (ai.empty_count + ai.maybe_bad == n) {
