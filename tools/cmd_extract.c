@@ -193,24 +193,18 @@ static int pwrite_all(int fd, const char *p, size_t len, off_t off)
 /* Copy file content, leaving holes where whole 4 KiB blocks are zero. */
 static int copy_file(struct xctx *c, const char *src, const char *dst, const struct ubikit_stat *st)
 {
-	struct ubikit_file *f;
-	int ret = ubikit_open(c->fs, src, O_RDONLY, 0, &f);
-	if (ret) {
-		fail(c, src, "cannot open: %s", fserr(c, ret));
-		return ret;
-	}
+	int ret = 0;
 	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = -errno;
 		fail(c, dst, "cannot create: %s", strerror(errno));
-		ubikit_close(f);
 		return ret;
 	}
 	uint64_t off = 0;
 	bool sparse = false;
 	while (off < st->size) {
 		size_t want = st->size - off < COPY_BUF ? (size_t)(st->size - off) : COPY_BUF;
-		ssize_t n = ubikit_pread(f, c->buf, want, off);
+		ssize_t n = ubikit_pread_ino(c->fs, st->ino, c->buf, want, off);
 		if (n < 0) {
 			ret = (int)n;
 			fail(c, src, "read error at offset %" PRIu64 ": %s", off, fserr(c, ret));
@@ -259,13 +253,12 @@ out:
 		ret = -errno;
 		fail(c, dst, "close: %s", strerror(errno));
 	}
-	ubikit_close(f);
 	return ret;
 }
 
-static void copy_xattrs(struct xctx *c, const char *src, const char *dst)
+static void copy_xattrs(struct xctx *c, const char *src, uint64_t ino, const char *dst)
 {
-	ssize_t n = ubikit_listxattr(c->fs, src, NULL, 0);
+	ssize_t n = ubikit_listxattr_ino(c->fs, ino, NULL, 0);
 	if (n < 0) {
 		fail(c, src, "cannot list xattrs: %s", fserr(c, (int)n));
 		return;
@@ -275,13 +268,13 @@ static void copy_xattrs(struct xctx *c, const char *src, const char *dst)
 	char *names = malloc((size_t)n);
 	if (!names)
 		return;
-	n = ubikit_listxattr(c->fs, src, names, (size_t)n);
+	n = ubikit_listxattr_ino(c->fs, ino, names, (size_t)n);
 	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
 		const char *name = names + i;
-		ssize_t vl = ubikit_getxattr(c->fs, src, name, NULL, 0);
+		ssize_t vl = ubikit_getxattr_ino(c->fs, ino, name, NULL, 0);
 		char *val = vl >= 0 ? malloc((size_t)vl + 1) : NULL;
 		if (vl >= 0 && val)
-			vl = ubikit_getxattr(c->fs, src, name, val, (size_t)vl);
+			vl = ubikit_getxattr_ino(c->fs, ino, name, val, (size_t)vl);
 		if (vl < 0 || !val) {
 			fail(c, src, "cannot read xattr %s: %s", name, vl < 0 ? fserr(c, (int)vl) : "out of memory");
 			free(val);
@@ -307,7 +300,7 @@ static void copy_xattrs(struct xctx *c, const char *src, const char *dst)
 /* Owner, mode, times, in that order (chown clears set-id bits). */
 static void apply_meta(struct xctx *c, const char *src, const char *dst, const struct ubikit_stat *st)
 {
-	copy_xattrs(c, src, dst);
+	copy_xattrs(c, src, st->ino, dst);
 	if (c->as_root) {
 		if (lchown(dst, st->uid, st->gid))
 			fail(c, dst, "cannot set owner %u:%u: %s", st->uid, st->gid, strerror(errno));
@@ -352,14 +345,11 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 		fail(c, src, "directory nesting deeper than 4096 levels (a loop in the image?)");
 		return -ELOOP;
 	}
-	struct ubikit_dir *d;
-	int ret = ubikit_opendir(c->fs, src, &d);
-	if (ret) {
-		fail(c, src, "cannot open directory: %s", fserr(c, ret));
-		return ret;
-	}
 	struct ubikit_dirent de;
-	while ((ret = ubikit_readdir(d, &de)) == 1) {
+	uint64_t cookie = 0;
+	int ret;
+	while ((ret = ubikit_readdir_ino(c->fs, st->ino, cookie, &de)) == 1) {
+		cookie = de.cookie;
 		if (bad_name(de.name)) {
 			fail(c, src, "directory entry with an unusable name '%s' (inode %" PRIu64 "): skipped", de.name,
 			     de.ino);
@@ -373,7 +363,7 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 			break;
 		}
 		struct ubikit_stat cst;
-		int r = ubikit_lstat(c->fs, s, &cst);
+		int r = ubikit_stat_ino(c->fs, de.ino, &cst);
 		if (r)
 			fail(c, s, "cannot stat: %s", fserr(c, r));
 		else
@@ -383,7 +373,6 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 	}
 	if (ret < 0)
 		fail(c, src, "reading the directory: %s", fserr(c, ret));
-	ubikit_closedir(d);
 	apply_meta(c, src, dst, st);
 	return 0;
 }
@@ -431,7 +420,7 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 		c->s->files++;
 	} else if (S_ISLNK(st->mode)) {
 		char target[4097];
-		ssize_t n = ubikit_readlink(c->fs, src, target, sizeof(target) - 1);
+		ssize_t n = ubikit_readlink_ino(c->fs, st->ino, target, sizeof(target) - 1);
 		if (n < 0) {
 			fail(c, src, "cannot read link: %s", fserr(c, (int)n));
 			return (int)n;

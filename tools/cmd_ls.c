@@ -22,6 +22,7 @@ struct ls_ctx {
 
 struct ls_ent {
 	char *name;
+	uint64_t ino;
 	struct ubikit_stat st;
 	int stat_err;
 };
@@ -80,7 +81,7 @@ static void print_ent(struct ls_ctx *c, const char *path, const char *name, cons
 	printf("%s %3u %5u %5u %10s %s %s", mode, st->nlink, st->uid, st->gid, size, tbuf, name);
 	if (S_ISLNK(st->mode)) {
 		char target[4097];
-		ssize_t n = ubikit_readlink(c->fs, path, target, sizeof(target) - 1);
+		ssize_t n = ubikit_readlink_ino(c->fs, st->ino, target, sizeof(target) - 1);
 		if (n >= 0) {
 			target[n] = '\0';
 			printf(" -> %s", target);
@@ -93,19 +94,15 @@ static void print_ent(struct ls_ctx *c, const char *path, const char *name, cons
 	putchar('\n');
 }
 
-static int list_dir(struct ls_ctx *c, const char *path, int header)
+static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int header)
 {
-	struct ubikit_dir *d;
-	int ret = ubikit_opendir(c->fs, path, &d);
-	if (ret) {
-		fprintf(stderr, "ubikit ls: %s: %s\n", path, ubikit_errmsg(c->fs)[0] ? ubikit_errmsg(c->fs) : strerror(-ret));
-		c->errors++;
-		return ret;
-	}
+	int ret = 0;
 	size_t n = 0, cap = 64;
 	struct ls_ent *ents = malloc(cap * sizeof(*ents));
 	struct ubikit_dirent de;
-	while (ents && (ret = ubikit_readdir(d, &de)) == 1) {
+	uint64_t cookie = 0;
+	while (ents && (ret = ubikit_readdir_ino(c->fs, dir_ino, cookie, &de)) == 1) {
+		cookie = de.cookie;
 		if (n == cap) {
 			struct ls_ent *ne = realloc(ents, cap * 2 * sizeof(*ents));
 			if (!ne)
@@ -113,6 +110,7 @@ static int list_dir(struct ls_ctx *c, const char *path, int header)
 			ents = ne;
 			cap *= 2;
 		}
+		ents[n].ino = de.ino;
 		ents[n].name = strdup(de.name);
 		if (!ents[n].name)
 			break;
@@ -122,7 +120,6 @@ static int list_dir(struct ls_ctx *c, const char *path, int header)
 		fprintf(stderr, "ubikit ls: %s: reading the directory: %s\n", path, ubikit_errmsg(c->fs));
 		c->errors++;
 	}
-	ubikit_closedir(d);
 	if (!ents)
 		return -ENOMEM;
 	qsort(ents, n, sizeof(*ents), cmp_ent);
@@ -130,7 +127,7 @@ static int list_dir(struct ls_ctx *c, const char *path, int header)
 		printf("%s:\n", path);
 	for (size_t i = 0; i < n; i++) {
 		char *p = join(path, ents[i].name);
-		ents[i].stat_err = p ? ubikit_lstat(c->fs, p, &ents[i].st) : -ENOMEM;
+		ents[i].stat_err = p ? ubikit_stat_ino(c->fs, ents[i].ino, &ents[i].st) : -ENOMEM;
 		if (ents[i].stat_err) {
 			fprintf(stderr, "ubikit ls: %s: %s\n", p ? p : ents[i].name, ubikit_errmsg(c->fs));
 			c->errors++;
@@ -147,7 +144,7 @@ static int list_dir(struct ls_ctx *c, const char *path, int header)
 			if (!p)
 				continue;
 			putchar('\n');
-			list_dir(c, p, 1);
+			list_dir(c, p, ents[i].st.ino, 1);
 			free(p);
 		}
 	}
@@ -209,7 +206,7 @@ int cmd_ls(int argc, char **argv)
 		return 1;
 	}
 	if (S_ISDIR(st.mode))
-		list_dir(&c, path, c.recursive);
+		list_dir(&c, path, st.ino, c.recursive);
 	else
 		print_ent(&c, path, path, &st);
 	tool_image_close(img);

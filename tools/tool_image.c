@@ -189,6 +189,100 @@ static int choose_volume(struct tool_image *img, const struct tool_image_opts *o
 	return 0;
 }
 
+/* A bare image holds only the LEBs mkfs.ubifs wrote; flashed, it sits in a
+ * volume of up to max_leb_cnt LEBs whose rest is unmapped. Present it that
+ * way (reads beyond the file are 0xFF), so small images mount as they
+ * would on a device. */
+static int bare_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len)
+{
+	struct ubi_vol_io *in = ctx;
+	if (lnum < in->leb_count)
+		return in->read(in->ctx, lnum, off, buf, len);
+	if (off > in->leb_size || len > in->leb_size - off)
+		return -EINVAL;
+	memset(buf, 0xFF, len);
+	return 0;
+}
+
+static int bare_is_mapped(void *ctx, uint32_t lnum)
+{
+	struct ubi_vol_io *in = ctx;
+	return lnum < in->leb_count ? in->is_mapped(in->ctx, lnum) : 0;
+}
+
+static int bare_ro(void *ctx, uint32_t lnum)
+{
+	(void)ctx;
+	(void)lnum;
+	return -EROFS;
+}
+
+static int bare_ro_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
+{
+	(void)ctx;
+	(void)lnum;
+	(void)off;
+	(void)buf;
+	(void)len;
+	return -EROFS;
+}
+
+static int bare_ro_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
+{
+	(void)ctx;
+	(void)lnum;
+	(void)buf;
+	(void)len;
+	return -EROFS;
+}
+
+static int bare_sync(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static void bare_view(struct tool_image *img)
+{
+	struct ubi_vol_io *in = &img->flat_vol;
+	uint32_t max_leb = in->leb_count;
+	uint8_t *sb = malloc(UBIFS_SB_NODE_SZ);
+	if (sb && in->leb_size >= UBIFS_SB_NODE_SZ && in->read(in->ctx, 0, 0, sb, UBIFS_SB_NODE_SZ) == 0) {
+		uint32_t m = get_le32(sb + 44);
+		if (m > max_leb && m <= (1u << 20))
+			max_leb = m;
+	}
+	free(sb);
+	img->vol = *in;
+	img->vol.ctx = in;
+	img->vol.leb_count = max_leb;
+	img->vol.read_only = 1;
+	img->vol.read = bare_read;
+	img->vol.is_mapped = bare_is_mapped;
+	img->vol.write = bare_ro_write;
+	img->vol.change = bare_ro_change;
+	img->vol.unmap = bare_ro;
+	img->vol.map = bare_ro;
+	img->vol.sync = bare_sync;
+}
+
+static int attach(struct tool_image *img, const struct tool_image_opts *o)
+{
+	struct ubi_attach_opts ao;
+	ubi_attach_opts_default(&ao);
+	ao.read_only = true;
+	ao.autoformat = false;
+	ao.beb_per1024 = 0; /* read-only: no bad-PEB reserve needed */
+	ao.vid_hdr_offset = o->vid_hdr_offset ? o->vid_hdr_offset : img->geo.vid_hdr_offset;
+	char amsg[512] = "";
+	int ret = ubi_attach_msg(img->flash, &ao, &img->ubi, amsg, sizeof(amsg));
+	if (ret) {
+		img->ubi = NULL;
+		snprintf(img->err, sizeof(img->err), "UBI attach failed: %s", amsg[0] ? amsg : strerror(-ret));
+	}
+	return ret;
+}
+
 int tool_image_open(const char *path, const struct tool_image_opts *o, bool need_vol, struct tool_image **out,
 		    char *msg, size_t msglen)
 {
@@ -210,12 +304,13 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 	if (img->geo.kind == TOOL_KIND_UBIFS) {
 		struct util_err e;
 		util_err_clear(&e);
-		ret = ubi_flat_open_err(path, o->leb_size, 1, &img->vol, &e);
+		ret = ubi_flat_open_err(path, o->leb_size, 1, &img->flat_vol, &e);
 		if (ret) {
 			snprintf(img->err, sizeof(img->err), "%s", e.msg[0] ? e.msg : strerror(-ret));
 			goto fail;
 		}
-		img->flat = img;
+		img->flat = true;
+		bare_view(img);
 		img->have_vol = true;
 		*out = img;
 		return 0;
@@ -235,34 +330,52 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		img->geo.subpage_size = fg->subpage_size;
 		img->geo.oob_size = fg->oob_size;
 	} else {
-		struct flash_geometry fg = {
-			.type = img->geo.flash_type,
-			.page_size = img->geo.page_size,
-			.subpage_size = img->geo.subpage_size,
-			.oob_size = img->geo.has_oob ? img->geo.oob_size : 0,
-			.peb_size = img->geo.peb_size,
-			.peb_count = img->geo.peb_count,
-		};
-		if (fg.type == FLASH_NAND && !fg.oob_size)
-			fg.oob_size = fg.page_size >= 2048 ? fg.page_size / 32 : 16;
-		ret = flash_sim_open(path, &fg, img->geo.has_oob, true, &img->flash);
-		if (ret) {
-			snprintf(img->err, sizeof(img->err), "cannot open %s as flash (PEB %u x %u, page %u%s): %s", path,
-				 fg.peb_size, fg.peb_count, fg.page_size, img->geo.has_oob ? " + OOB" : "",
-				 strerror(-ret));
-			goto fail;
+		/* An image file often ends where its data ends (ubinize output),
+		 * while UBI needs spare PEBs for its reserves: if the attach runs
+		 * out of PEBs, read the image as if it lay on a bigger flash whose
+		 * remaining PEBs are erased, as after flashing it onto a device. */
+		uint32_t extra = 0;
+		for (int attempt = 0;; attempt++) {
+			struct flash_geometry fg = {
+				.type = img->geo.flash_type,
+				.page_size = img->geo.page_size,
+				.subpage_size = img->geo.subpage_size,
+				.oob_size = img->geo.has_oob ? img->geo.oob_size : 0,
+				.peb_size = img->geo.peb_size,
+				.peb_count = img->geo.peb_count + extra,
+			};
+			if (fg.type == FLASH_NAND && !fg.oob_size)
+				fg.oob_size = fg.page_size >= 2048 ? fg.page_size / 32 : 16;
+			ret = flash_sim_open(path, &fg, img->geo.has_oob, true, &img->flash);
+			if (ret) {
+				snprintf(img->err, sizeof(img->err), "cannot open %s as flash (PEB %u x %u, page %u%s): %s",
+					 path, fg.peb_size, fg.peb_count, fg.page_size, img->geo.has_oob ? " + OOB" : "",
+					 strerror(-ret));
+				goto fail;
+			}
+			ret = attach(img, o);
+			if (ret != -ENOSPC || attempt >= 12 || o->peb_size)
+				break;
+			ubi_detach(img->ubi);
+			img->ubi = NULL;
+			flash_close(img->flash);
+			img->flash = NULL;
+			extra = extra ? extra * 2 : 4;
+		}
+		if (extra && !ret) {
+			char note[160];
+			snprintf(note, sizeof(note),
+				 " UBI needs more PEBs than the file has: %u erased PEBs assumed after its end;", extra);
+			size_t l = strlen(img->geo.how);
+			snprintf(img->geo.how + l, sizeof(img->geo.how) - l, "%s", note);
+			if (o->verbose)
+				fprintf(stderr, "note:%s\n", note);
 		}
 	}
-	struct ubi_attach_opts ao;
-	ubi_attach_opts_default(&ao);
-	ao.read_only = true;
-	ao.autoformat = false;
-	ao.vid_hdr_offset = o->vid_hdr_offset ? o->vid_hdr_offset : img->geo.vid_hdr_offset;
-	char amsg[512] = "";
-	ret = ubi_attach_msg(img->flash, &ao, &img->ubi, amsg, sizeof(amsg));
+	if (img->geo.kind == TOOL_KIND_SIM)
+		ret = attach(img, o);
 	if (ret) {
-		snprintf(img->err, sizeof(img->err), "UBI attach failed: %s", amsg[0] ? amsg : strerror(-ret));
-		if (o->keep_flash_on_attach_failure) {
+		if (o->keep_flash_on_attach_failure && img->flash) {
 			img->ubi = NULL;
 			*out = img;
 			return 0;
@@ -316,7 +429,7 @@ void tool_image_close(struct tool_image *img)
 	if (img->fs)
 		ubikit_unmount(img->fs);
 	if (img->flat)
-		ubi_flat_close(&img->vol);
+		ubi_flat_close(&img->flat_vol);
 	if (img->ubi)
 		ubi_detach(img->ubi);
 	if (img->flash)

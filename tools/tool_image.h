@@ -68,7 +68,8 @@ struct tool_image {
 	bool have_vol;                /* a volume was chosen */
 	uint32_t vol_id;              /* chosen UBI volume */
 	struct ubi_vol_io vol;        /* the volume (or the flat image) */
-	void *flat;                   /* ubi_flat handle for a bare image */
+	bool flat;                    /* bare image: flat_vol is the ubi_flat volume */
+	struct ubi_vol_io flat_vol;   /* the file's LEBs; vol extends it to max_leb_cnt */
 	struct ubikit_fs *fs;         /* after tool_image_mount() */
 	char err[768];
 };
