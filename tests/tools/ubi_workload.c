@@ -6,7 +6,8 @@
  *     (partial and full, page-aligned), unmap/map, atomic LEB changes, run the
  *     background work (erasures, WL moves), detach; then write the expected
  *     contents of every volume to OUTDIR/vol<ID>.bin (from an in-memory
- *     model, not from reading the flash back) and fail if no WL move happened.
+ *     model, not from reading the flash back), "id name type lebs" lines to
+ *     OUTDIR/volumes.txt, and fail if no WL move happened.
  *   ubi_workload append FLASH VOL_ID LNUM OFF LEN
  *     write LEN bytes (0x5A) at OFF of a mapped LEB: proves that the pages
  *     after OFF were left unprogrammed (NAND programs a page only once).
@@ -79,16 +80,25 @@ static int cmd_write(const char *flash_path, const char *outdir, uint64_t seed)
 	memset(vols, 0, sizeof(vols));
 	/* vol 0: dynamic, LEB writes; vol 1: dynamic, atomic changes (churn);
 	 * vol 2: static, written by a volume update (cold data for WL). */
-	if (mk(u, &vols[0], 0, "leb-writes", 12, UBI_VID_DYNAMIC) || mk(u, &vols[1], 1, "atomic", 3, UBI_VID_DYNAMIC) ||
-	    mk(u, &vols[2], 2, "cold-static", 4, UBI_VID_STATIC))
+	if (mk(u, &vols[0], 0, "leb-writes", 12, UBI_VID_DYNAMIC) || mk(u, &vols[1], 1, "atomic", 3, UBI_VID_DYNAMIC))
+		return 1;
+	/* The cold volume takes all but 16 of the free PEBs, so that the
+	 * churn below wears the few free PEBs and wear leveling must move
+	 * cold data onto them. */
+	ubi_dev_info(u, &di);
+	if (di.avail_pebs < 24) {
+		fprintf(stderr, "ubi_workload: flash too small (%u PEBs available)\n", di.avail_pebs);
+		return 1;
+	}
+	if (mk(u, &vols[2], 2, "cold-static", di.avail_pebs - 16, UBI_VID_STATIC))
 		return 1;
 	uint32_t usable = vols[0].usable;
 	uint8_t *buf = malloc(usable);
 	if (!buf)
 		return die("malloc", ENOMEM, NULL);
 
-	/* Static volume: 2.5 LEBs of data through the update interface. */
-	size_t slen = (size_t)vols[2].usable * 2 + vols[2].usable / 2 + 7;
+	/* Static volume: all LEBs but half of the last through the update interface. */
+	size_t slen = (size_t)vols[2].usable * (vols[2].lebs - 1) + vols[2].usable / 2 + 7;
 	uint8_t *sdata = malloc(slen);
 	if (!sdata)
 		return die("malloc", ENOMEM, NULL);
@@ -136,7 +146,7 @@ static int cmd_write(const char *flash_path, const char *outdir, uint64_t seed)
 		return die("ubi_leb_map", r, u);
 
 	/* Volume 1: many atomic changes, each followed by background work. */
-	for (int i = 0; i < 150; i++) {
+	for (int i = 0; i < 400; i++) {
 		uint32_t l = (uint32_t)util_prng_below(&rng, vols[1].lebs);
 		uint32_t len = (1 + (uint32_t)util_prng_below(&rng, usable / io)) * io;
 		util_prng_fill(&rng, buf, len);
@@ -184,6 +194,16 @@ static int cmd_write(const char *flash_path, const char *outdir, uint64_t seed)
 		if (!f || fwrite(vols[v].data, 1, total, f) != total || fclose(f))
 			return die("writing the expected volume file", errno, NULL);
 	}
+	char lpath[4096];
+	snprintf(lpath, sizeof(lpath), "%s/volumes.txt", outdir);
+	FILE *lf = fopen(lpath, "w");
+	if (!lf)
+		return die("writing volumes.txt", errno, NULL);
+	static const char *const names[] = {"leb-writes", "atomic", "cold-static"};
+	for (int v = 0; v < 3; v++)
+		fprintf(lf, "%u %s %s %u\n", vols[v].id, names[v], v == 2 ? "static" : "dynamic", vols[v].lebs);
+	if (fclose(lf))
+		return die("writing volumes.txt", errno, NULL);
 	r = ubi_sync(u);
 	if (r)
 		return die("ubi_sync", r, u);

@@ -46,7 +46,8 @@ cli = open("cli.bin", "rb").read(); cli += b"\xff" * (7 * u - len(cli))
 st = open("st.bin", "rb").read()
 print(0, "leb-writes", "dynamic", 10, md5(v0))
 print(1, "atomic-renamed", "dynamic", 3, md5(v1))
-print(2, "cold-static", "static", 4, md5(v2))
+cold_lebs = [l.split()[3] for l in open("exp/volumes.txt") if l.split()[0] == "2"][0]
+print(2, "cold-static", "static", cold_lebs, md5(v2))
 print(5, "cli-renamed", "dynamic", 7, md5(cli))
 print(6, "st2", "static", (100 * 1024 + u - 1) // u, md5(st))
 PY
@@ -58,7 +59,7 @@ PY
   # the kernel's view
   local cmd='ubinfo -a >$RESULTS/ubinfo.txt; for v in /sys/class/ubi/ubi0_*; do id=${v##*_}; t=$(cat $v/type); echo "$id $(cat $v/name) $t $(cat $v/reserved_ebs) $(md5sum < /dev/ubi0_$id | cut -d" " -f1)"; done | sort -n > $RESULTS/volumes.txt'
   # shellcheck disable=SC2086
-  if ! "$LINUX_VM" run --flash f.img $vmgeo --no-mount --no-writeback --timeout 180 --out vm --cmd "$cmd" > vm.log 2>&1; then
+  if ! "$LINUX_VM" run --flash f.img $vmgeo --no-mount --no-writeback --strict --timeout 180 --out vm --cmd "$cmd" > vm.log 2>&1; then
     fail "$name: the kernel did not attach cleanly (exit $?):"; tail -30 vm.log
   elif ! diff -u expected.txt vm/files/volumes.txt; then
     fail "$name: kernel volumes differ from the expected ones"

@@ -69,11 +69,11 @@ for v in json.load(open('info.json'))['volumes']:
   # ubikit writes on top of the kernel's flash; the kernel attaches that again.
   cp f.img g.img
   # shellcheck disable=SC2086
-  if "$UBIKIT" ubi mkvol g.img -N added -S 3 -n 20 $gopts >/dev/null && "$UBIKIT" ubi update g.img -n 20 ../d1.bin $gopts; then
+  if "$UBIKIT" ubi mkvol g.img -N added -S 4 -n 20 $gopts >/dev/null && "$UBIKIT" ubi update g.img -n 20 ../d1.bin $gopts; then
     local want
-    want=$(python3 -c "import hashlib,json; d=open('../d1.bin','rb').read(); v=[x for x in json.load(open('info.json'))['volumes']][0]; print(hashlib.md5(d+b'\xff'*(3*v['usable_leb_size']-len(d))).hexdigest())")
+    want=$(python3 -c "import hashlib,json; d=open('../d1.bin','rb').read(); v=[x for x in json.load(open('info.json'))['volumes']][0]; print(hashlib.md5(d+b'\xff'*(4*v['usable_leb_size']-len(d))).hexdigest())")
     # shellcheck disable=SC2086
-    if ! "$LINUX_VM" run --flash g.img $vmgeo --no-mount --no-writeback --timeout 180 --out vm2 \
+    if ! "$LINUX_VM" run --flash g.img $vmgeo --no-mount --no-writeback --strict --timeout 180 --out vm2 \
          --cmd 'md5sum < /dev/ubi0_20 | cut -d" " -f1 > $RESULTS/sum; cat /sys/class/ubi/ubi0_20/name >> $RESULTS/sum' > vm2.log 2>&1; then
       fail "$name: the kernel did not attach the flash after ubikit's mkvol/update:"; tail -20 vm2.log
     elif [ "$(cat vm2/files/sum)" != "$(printf '%s\nadded' "$want")" ]; then
