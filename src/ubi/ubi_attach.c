@@ -554,7 +554,9 @@ static int init_volumes(struct ubi_device *dev, struct scan_info *ai, struct sca
 				vol->used_bytes = (uint64_t)(v->used_ebs - 1) * vol->usable + v->last_data_size;
 			}
 		}
-		if ((int64_t)rec.reserved_pebs > dev->avail_pebs)
+		/* Reading needs no spare PEBs: a read-only attach of a worn-out
+		 * device still gives its data back. */
+		if ((int64_t)rec.reserved_pebs > dev->avail_pebs && !dev->no_write && !dev->ro)
 			return ubi_err(dev, -ENOSPC, "volume %u: not enough PEBs, required %u, available %lld%s", vol_id,
 				       rec.reserved_pebs, (long long)dev->avail_pebs,
 				       dev->corr_peb_count ? " (some PEBs are corrupted)" : "");
@@ -636,7 +638,7 @@ static void build_pebs(struct ubi_device *dev, struct scan_info *ai)
 
 static int reserve_pebs(struct ubi_device *dev)
 {
-	if (dev->avail_pebs < UBI_WL_RESERVED_PEBS + UBI_EBA_RESERVED_PEBS)
+	if (dev->avail_pebs < UBI_WL_RESERVED_PEBS + UBI_EBA_RESERVED_PEBS && !dev->no_write && !dev->ro)
 		return ubi_err(dev, -ENOSPC, "not enough PEBs: %lld available, %d needed for WL and atomic change",
 			       (long long)dev->avail_pebs, UBI_WL_RESERVED_PEBS + UBI_EBA_RESERVED_PEBS);
 	dev->avail_pebs -= UBI_WL_RESERVED_PEBS + UBI_EBA_RESERVED_PEBS;
@@ -649,6 +651,8 @@ static int reserve_pebs(struct ubi_device *dev)
 			want = 0;
 		if (dev->avail_pebs < want)
 			want = dev->avail_pebs;
+		if (want < 0)
+			want = 0;
 		dev->beb_rsvd_pebs = (uint32_t)want;
 		dev->avail_pebs -= want;
 		dev->rsvd_pebs += want;

@@ -14,9 +14,8 @@
 #include "util/util_err.h"
 
 struct flat {
-	char *path;       /* NULL for memory images */
-	uint8_t *data;    /* leb_count * leb_size bytes */
-	uint8_t *mapped;  /* per LEB */
+	char *path;       /* NULL for memory images or read-only files */
+	uint8_t **leb;    /* per LEB: its bytes, NULL = unmapped (0xFF) */
 	uint32_t leb_size, leb_count;
 	int dirty;
 };
@@ -26,19 +25,25 @@ static int flat_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t l
 	struct flat *f = ctx;
 	if (lnum >= f->leb_count || off > f->leb_size || len > f->leb_size - off)
 		return -EINVAL;
-	memcpy(buf, f->data + (size_t)lnum * f->leb_size + off, len);
+	if (f->leb[lnum])
+		memcpy(buf, f->leb[lnum] + off, len);
+	else
+		memset(buf, 0xFF, len);
 	return 0;
 }
 
 static int flat_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
 {
 	struct flat *f = ctx;
-	if (!f->path && !f->data)
-		return -EROFS;
 	if (lnum >= f->leb_count || off > f->leb_size || len > f->leb_size - off)
 		return -EINVAL;
-	memcpy(f->data + (size_t)lnum * f->leb_size + off, buf, len);
-	f->mapped[lnum] = 1;
+	if (!f->leb[lnum]) {
+		f->leb[lnum] = malloc(f->leb_size);
+		if (!f->leb[lnum])
+			return -ENOMEM;
+		memset(f->leb[lnum], 0xFF, f->leb_size);
+	}
+	memcpy(f->leb[lnum] + off, buf, len);
 	f->dirty = 1;
 	return 0;
 }
@@ -48,7 +53,8 @@ static int flat_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 	struct flat *f = ctx;
 	if (lnum >= f->leb_count || len > f->leb_size)
 		return -EINVAL;
-	memset(f->data + (size_t)lnum * f->leb_size, 0xFF, f->leb_size);
+	if (f->leb[lnum])
+		memset(f->leb[lnum], 0xFF, f->leb_size);
 	return flat_write(ctx, lnum, 0, buf, len);
 }
 
@@ -57,8 +63,8 @@ static int flat_unmap(void *ctx, uint32_t lnum)
 	struct flat *f = ctx;
 	if (lnum >= f->leb_count)
 		return -EINVAL;
-	memset(f->data + (size_t)lnum * f->leb_size, 0xFF, f->leb_size);
-	f->mapped[lnum] = 0;
+	free(f->leb[lnum]);
+	f->leb[lnum] = NULL;
 	f->dirty = 1;
 	return 0;
 }
@@ -68,7 +74,12 @@ static int flat_map(void *ctx, uint32_t lnum)
 	struct flat *f = ctx;
 	if (lnum >= f->leb_count)
 		return -EINVAL;
-	f->mapped[lnum] = 1;
+	if (!f->leb[lnum]) {
+		f->leb[lnum] = malloc(f->leb_size);
+		if (!f->leb[lnum])
+			return -ENOMEM;
+		memset(f->leb[lnum], 0xFF, f->leb_size);
+	}
 	return 0;
 }
 
@@ -77,7 +88,7 @@ static int flat_is_mapped(void *ctx, uint32_t lnum)
 	struct flat *f = ctx;
 	if (lnum >= f->leb_count)
 		return -EINVAL;
-	return f->mapped[lnum];
+	return f->leb[lnum] != NULL;
 }
 
 static int ro_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
@@ -104,15 +115,31 @@ static int flat_sync(void *ctx)
 	int fd = open(f->path, O_WRONLY | O_CREAT, 0644);
 	if (fd < 0)
 		return -errno;
-	size_t total = (size_t)f->leb_count * f->leb_size, done = 0;
-	while (done < total) {
-		ssize_t n = pwrite(fd, f->data + done, total - done, (off_t)done);
-		if (n < 0) {
+	/* LEBs up to the last mapped one; unmapped ones as 0xFF */
+	uint32_t last = 0;
+	for (uint32_t l = 0; l < f->leb_count; l++)
+		if (f->leb[l])
+			last = l + 1;
+	uint8_t *ff = malloc(f->leb_size);
+	if (!ff) {
+		close(fd);
+		return -ENOMEM;
+	}
+	memset(ff, 0xFF, f->leb_size);
+	for (uint32_t l = 0; l < last; l++) {
+		const uint8_t *src = f->leb[l] ? f->leb[l] : ff;
+		if (pwrite(fd, src, f->leb_size, (off_t)l * f->leb_size) != (ssize_t)f->leb_size) {
 			int e = -errno;
+			free(ff);
 			close(fd);
-			return e;
+			return e ? e : -EIO;
 		}
-		done += (size_t)n;
+	}
+	free(ff);
+	if (ftruncate(fd, (off_t)last * f->leb_size) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
 	}
 	if (fsync(fd) < 0) {
 		int e = -errno;
@@ -124,18 +151,30 @@ static int flat_sync(void *ctx)
 	return 0;
 }
 
-/* LEB size / LEB count / min I/O from a superblock at offset 0. */
+/* LEB size, the LEB count a volume needs for this file system, and the
+ * min. I/O unit, from a superblock at offset 0. */
 static int geometry(const uint8_t *img, size_t len, uint32_t *leb_size, uint32_t *leb_cnt, uint32_t *min_io,
 		    struct util_err *err)
 {
 	if (len < 4096 || get_le32(img) != 0x06101831u || img[20] != 6)
 		return util_err_set(err, -EINVAL, "no UBIFS superblock at offset 0 of the image (give the LEB size)");
 	uint32_t ls = get_le32(img + 36), lc = get_le32(img + 40), mio = get_le32(img + 32);
+	uint32_t max_lc = get_le32(img + 44);
+	uint64_t need = 3ull + get_le32(img + 56) + get_le32(img + 60) + get_le32(img + 64) + get_le32(img + 68) + 2 + 6;
 	if (ls < 4096 || ls > (64u << 20) || lc == 0 || lc > (1u << 20))
 		return util_err_set(err, -EINVAL, "implausible superblock geometry: LEB size %u, LEB count %u", ls, lc);
+	/* mkfs makes leb_cnt as small as the content; the kernel grows it to
+	 * the volume (auto-resize) and wants room for all areas: present the
+	 * smallest volume a real one could be */
+	if (need < 17)
+		need = 17;
+	if (need > max_lc)
+		need = max_lc;
+	if (need > (1u << 20))
+		need = 1u << 20;
 	if (*leb_size == 0)
 		*leb_size = ls;
-	*leb_cnt = lc;
+	*leb_cnt = lc > need ? lc : (uint32_t)need;
 	*min_io = mio && mio <= ls ? mio : 8;
 	return 0;
 }
@@ -151,19 +190,22 @@ static int setup(struct flat *f, const uint8_t *img, size_t len, uint32_t leb_si
 		return util_err_set(err, -EINVAL, "LEB size unknown");
 	uint64_t file_lebs = (len + leb_size - 1) / leb_size;
 	uint64_t cnt = file_lebs > sb_cnt ? file_lebs : sb_cnt;
-	if (cnt == 0 || cnt > (1u << 20) || cnt * leb_size > (4ull << 30))
+	if (cnt == 0 || cnt > (1u << 20) || file_lebs * leb_size > (4ull << 30))
 		return util_err_set(err, -EFBIG, "image too large: %llu LEBs of %u bytes", (unsigned long long)cnt,
 				    leb_size);
 	f->leb_size = leb_size;
 	f->leb_count = (uint32_t)cnt;
-	f->data = malloc((size_t)cnt * leb_size);
-	f->mapped = calloc((size_t)cnt, 1);
-	if (!f->data || !f->mapped)
-		return util_err_set(err, -ENOMEM, "out of memory for a %llu-byte image", (unsigned long long)cnt * leb_size);
-	memcpy(f->data, img, len);
-	memset(f->data + len, 0xFF, (size_t)cnt * leb_size - len);
-	for (uint64_t i = 0; i < file_lebs; i++)
-		f->mapped[i] = 1;
+	f->leb = calloc((size_t)cnt, sizeof(*f->leb));
+	if (!f->leb)
+		return util_err_set(err, -ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < file_lebs; i++) {
+		size_t off = (size_t)i * leb_size, n = len - off < leb_size ? len - off : leb_size;
+		f->leb[i] = malloc(leb_size);
+		if (!f->leb[i])
+			return util_err_set(err, -ENOMEM, "out of memory for a %zu-byte image", len);
+		memcpy(f->leb[i], img + off, n);
+		memset(f->leb[i] + n, 0xFF, leb_size - n);
+	}
 	memset(out, 0, sizeof(*out));
 	out->ctx = f;
 	out->leb_size = leb_size;
@@ -186,8 +228,10 @@ static void flat_free(struct flat *f)
 	if (!f)
 		return;
 	free(f->path);
-	free(f->data);
-	free(f->mapped);
+	if (f->leb)
+		for (uint32_t l = 0; l < f->leb_count; l++)
+			free(f->leb[l]);
+	free(f->leb);
 	free(f);
 }
 
