@@ -160,16 +160,13 @@ static int geometry(const uint8_t *img, size_t len, uint32_t *leb_size, uint32_t
 		return util_err_set(err, -EINVAL, "no UBIFS superblock at offset 0 of the image (give the LEB size)");
 	uint32_t ls = get_le32(img + 36), lc = get_le32(img + 40), mio = get_le32(img + 32);
 	uint32_t max_lc = get_le32(img + 44);
-	uint64_t need = 3ull + get_le32(img + 56) + get_le32(img + 60) + get_le32(img + 64) + get_le32(img + 68) + 2 + 6;
 	if (ls < 4096 || ls > (64u << 20) || lc == 0 || lc > (1u << 20))
 		return util_err_set(err, -EINVAL, "implausible superblock geometry: LEB size %u, LEB count %u", ls, lc);
-	/* mkfs makes leb_cnt as small as the content; the kernel grows it to
-	 * the volume (auto-resize) and wants room for all areas: present the
-	 * smallest volume a real one could be */
-	if (need < 17)
-		need = 17;
-	if (need > max_lc)
-		need = max_lc;
+	/* mkfs makes leb_cnt as small as the content and sizes the journal
+	 * and LPT for max_leb_cnt; the kernel grows leb_cnt to the volume
+	 * (auto-resize). Present the volume the file system may grow to
+	 * (storage is allocated only for LEBs that hold data). */
+	uint64_t need = max_lc > lc ? max_lc : lc;
 	if (need > (1u << 20))
 		need = 1u << 20;
 	if (*leb_size == 0)

@@ -86,6 +86,7 @@ struct ubi_device {
 	uint32_t erroneous_count, max_erroneous;
 	uint32_t mean_ec;
 	uint64_t erase_ops;   /* erasures done since attach (protection clock) */
+	bool bg_move_turn;    /* background: next step tries a WL/scrub move first */
 	int64_t erase_order_next; /* tail of the erase queue */
 	int64_t erase_order_head; /* head (torn copies go first) */
 
