@@ -81,9 +81,11 @@ int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t
 				goto out;
 			}
 			/* new path = target "/" rest, built in place from the end */
-			memmove(work + ino->data_len + 1, rest, rlen + 1);
+			int slash = rlen > 0 || trailing_slash;
+			memmove(work + ino->data_len + slash, rest, rlen + 1);
 			memcpy(work, ino->data, ino->data_len);
-			work[ino->data_len] = '/';
+			if (slash)
+				work[ino->data_len] = '/';
 			if (memchr(work, 0, ino->data_len)) {
 				err = -ENOENT; /* a NUL inside a target ends the path there */
 				goto out;

@@ -125,7 +125,7 @@ int ubifs_master_read(struct ubifs_fs *fs)
 	if (fs->mst_recovered)
 		fs->mst.flags |= UBIFS_MST_DIRTY; /* as the kernel: a recovered master means an unclean reboot */
 	struct ubifs_mst_node *m = &fs->mst;
-	if (m->leb_cnt < UBIFS_MIN_LEB_CNT || m->leb_cnt > fs->leb_cnt)
+	if (fs->leb_cnt < UBIFS_MIN_LEB_CNT || m->leb_cnt > fs->leb_cnt)
 		return util_err_set(&fs->err, -EINVAL, "bad master node at LEB %u:%u: LEB count %u (file system has %u)",
 				    fs->mst_lnum, fs->mst_offs, m->leb_cnt, fs->leb_cnt);
 	err = validate_master(fs);

@@ -318,6 +318,8 @@ static int trun_remove_range(struct ubifs_fs *fs, const struct rentry *e)
 
 static int apply_entries(struct ubifs_fs *fs, struct replay *r)
 {
+	if (r->nents == 0)
+		return 0;
 	qsort(r->ents, r->nents, sizeof(*r->ents), cmp_sqnum);
 	size_t nil = 0;
 	struct ino_last *il = malloc((r->nents ? r->nents : 1) * sizeof(*il));
@@ -326,7 +328,8 @@ static int apply_entries(struct ubifs_fs *fs, struct replay *r)
 	for (size_t i = 0; i < r->nents; i++)
 		if (ubifs_key_type(&r->ents[i].key) == UBIFS_INO_KEY)
 			il[nil++] = (struct ino_last){r->ents[i].key.inum, i};
-	qsort(il, nil, sizeof(*il), cmp_ino_last);
+	if (nil)
+		qsort(il, nil, sizeof(*il), cmp_ino_last);
 	int err = 0;
 	for (size_t i = 0; i < r->nents && !err; i++) {
 		const struct rentry *e = &r->ents[i];

@@ -87,9 +87,10 @@ static int validate_sb(const struct ubifs_sb_node *sb, uint32_t min_io, uint32_t
 	uint32_t jheads = sb->jhead_cnt + UBIFS_NONDATA_JHEADS;
 	uint64_t fixed = 3ull + sb->log_lebs + sb->lpt_lebs + sb->orph_lebs;
 	uint64_t min_leb_cnt = fixed + (uint64_t)jheads + 6;
-	if (sb->leb_cnt < min_leb_cnt || sb->leb_cnt > vol_lebs)
-		return util_err_set(e, -EINVAL, "%s: bad LEB count: %u in superblock, %u on the volume, %llu minimum required",
-				    p, sb->leb_cnt, vol_lebs, (unsigned long long)min_leb_cnt);
+	if (leb_cnt < min_leb_cnt || sb->leb_cnt > vol_lebs)
+		return util_err_set(e, -EINVAL,
+				    "%s: bad LEB count: %u in superblock (%u after auto-resize), %u on the volume, %llu minimum required",
+				    p, sb->leb_cnt, leb_cnt, vol_lebs, (unsigned long long)min_leb_cnt);
 	if (sb->max_leb_cnt < sb->leb_cnt)
 		return util_err_set(e, -EINVAL, "%s: max. LEB count %u less than LEB count %u", p, sb->max_leb_cnt,
 				    sb->leb_cnt);

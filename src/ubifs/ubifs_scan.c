@@ -213,8 +213,7 @@ int ubifs_scan_leb(struct ubi_vol_io *vol, uint32_t lnum, uint32_t fanout, ubifs
 		n.type = ch.node_type;
 		n.group_type = ch.group_type;
 		n.sqnum = ch.sqnum;
-		if (ch.node_type >= UBIFS_NODE_TYPES_CNT || ch.len < UBIFS_CH_SZ || ch.len > left || ch.len < r.min ||
-		    ch.len > r.max) {
+		if (ch.node_type >= UBIFS_NODE_TYPES_CNT || ch.len < UBIFS_CH_SZ || ch.len > left) {
 			uint32_t next = resync(leb, leb_size, offs + 8);
 			n.kind = UBIFS_SCAN_GARBAGE;
 			n.len = next - offs;
@@ -228,7 +227,9 @@ int ubifs_scan_leb(struct ubi_vol_io *vol, uint32_t lnum, uint32_t fanout, ubifs
 		n.crc_ok = ubifs_node_crc(leb + offs, ch.len) == ch.crc;
 		if (!n.crc_ok)
 			n.problem = "bad CRC";
-		if (ch.node_type <= UBIFS_XENT_NODE) {
+		else if (ch.len < r.min || ch.len > r.max)
+			n.problem = "length outside the range of its type";
+		if (ch.node_type <= UBIFS_XENT_NODE && ch.len >= UBIFS_CH_SZ + 8) {
 			n.has_key = 1;
 			n.key = ubifs_key_read(leb + offs + 24);
 		}
