@@ -86,6 +86,7 @@ geos=(
   "-p 128KiB -m 2048 -s 512 -O 1984"
   "-p 128KiB -m 2048 -s 512 -e 12345"
   "-p 128KiB -m 2048 -x 1 -Q 0xdeadbeef"
+  "-p 128KiB -m 2048 -s 512 -x 0"
   "--peb-size=131072 --min-io-size=2048 --sub-page-size=512 --vid-hdr-offset=512 --erase-counter=3 --image-seq=77"
 )
 n=0
