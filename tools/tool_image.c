@@ -335,6 +335,9 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		 * out of PEBs, read the image as if it lay on a bigger flash whose
 		 * remaining PEBs are erased, as after flashing it onto a device. */
 		uint32_t extra = 0;
+		/* layout volume (2) + WL and atomic-change reserve (2) */
+		if (img->geo.vtbl_pebs && !o->peb_size && img->geo.vtbl_pebs + 4 > img->geo.peb_count)
+			extra = img->geo.vtbl_pebs + 4 - img->geo.peb_count;
 		for (int attempt = 0;; attempt++) {
 			struct flash_geometry fg = {
 				.type = img->geo.flash_type,

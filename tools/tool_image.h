@@ -56,6 +56,7 @@ struct tool_image_geo {
 	uint32_t peb_count;
 	uint32_t vid_hdr_offset, data_offset;
 	uint32_t leb_size;       /* UBI LEB size (PEB - data_offset) or UBIFS leb_size */
+	uint32_t vtbl_pebs;      /* PEBs the volume table reserves for volumes (0 = unknown) */
 	enum flash_type flash_type;
 	char how[512];           /* human explanation of the detection */
 };

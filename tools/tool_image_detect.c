@@ -135,8 +135,24 @@ static int score_layout(int fd, struct tool_image_geo *g, const uint64_t *ec_off
 	return score;
 }
 
+/* Sum of reserved_pebs over the volume table in a layout-volume PEB. */
+static uint32_t vtbl_reserved(int fd, struct tool_image_geo *g, uint32_t peb)
+{
+	uint32_t leb = g->peb_size - g->data_offset, slots = ubi_vtbl_slots(leb), sum = 0;
+	uint8_t rec[UBI_VTBL_RECORD_SIZE];
+	for (uint32_t i = 0; i < slots; i++) {
+		struct ubi_vtbl_record r;
+		if (read_peb(fd, g, peb, g->data_offset + i * UBI_VTBL_RECORD_SIZE, rec, sizeof(rec)))
+			break;
+		if (!ubi_vtbl_record_unpack(rec, leb, g->page_size ? g->page_size : 1, &r) && r.reserved_pebs < (1u << 24))
+			sum += r.reserved_pebs;
+	}
+	return sum;
+}
+
 /* Look for the UBIFS superblock in LEB 0 of some user volume; returns its
- * min_io_size and leb_size (0 if none found). */
+ * min_io_size and leb_size (0 if none found). Also notes how many PEBs the
+ * volume table reserves (g->vtbl_pebs). */
 static void find_ubifs_sb(int fd, struct tool_image_geo *g, uint32_t *min_io, uint32_t *leb_size)
 {
 	*min_io = 0;
@@ -144,13 +160,20 @@ static void find_ubifs_sb(int fd, struct tool_image_geo *g, uint32_t *min_io, ui
 	uint8_t *sb = malloc(UBIFS_SB_NODE_SZ);
 	if (!sb)
 		return;
+	bool have_vtbl = false;
 	for (uint32_t peb = 0; peb < g->peb_count; peb++) {
 		uint8_t h[UBI_HDR_SIZE];
 		struct ubi_vid_hdr vh;
 		if (read_peb(fd, g, peb, g->vid_hdr_offset, h, sizeof(h)) ||
 		    ubi_vid_hdr_unpack(h, &vh) != UBI_HDR_OK)
 			continue;
-		if (vh.vol_id >= UBI_INTERNAL_VOL_START || vh.lnum != 0)
+		if (vh.vol_id == UBI_LAYOUT_VOLUME_ID && !have_vtbl) {
+			g->vtbl_pebs = vtbl_reserved(fd, g, peb);
+			have_vtbl = true;
+			if (*min_io)
+				break;
+		}
+		if (vh.vol_id >= UBI_INTERNAL_VOL_START || vh.lnum != 0 || *min_io)
 			continue;
 		if (g->data_offset + UBIFS_SB_NODE_SZ > g->peb_size ||
 		    read_peb(fd, g, peb, g->data_offset, sb, UBIFS_SB_NODE_SZ))
@@ -158,7 +181,8 @@ static void find_ubifs_sb(int fd, struct tool_image_geo *g, uint32_t *min_io, ui
 		if (is_ubifs_sb(sb)) {
 			*min_io = get_le32(sb + 32);
 			*leb_size = get_le32(sb + 36);
-			break;
+			if (have_vtbl)
+				break;
 		}
 	}
 	free(sb);
