@@ -26,10 +26,10 @@ int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t l
 		return err;
 	enum ubifs_chk c = ubifs_check_node(buf, len, offs, fs->leb_size, fs->fanout);
 	if (c != UBIFS_CHK_OK)
-		return util_err_set(&fs->err, -EINVAL, "expected a %s node (len %u) at LEB %u:%u: %s",
+		return util_err_set(&fs->err, -EINVAL, "expected %s node (len %u) at LEB %u:%u: %s",
 				    ubifs_node_type_name(type), len, lnum, offs, ubifs_chk_str(c));
 	if (buf[20] != type)
-		return util_err_set(&fs->err, -EINVAL, "expected a %s node at LEB %u:%u, found a %s node",
+		return util_err_set(&fs->err, -EINVAL, "expected %s node at LEB %u:%u, found %s node",
 				    ubifs_node_type_name(type), lnum, offs, ubifs_node_type_name(buf[20]));
 	if (get_le32(buf + 16) != len)
 		return util_err_set(&fs->err, -EINVAL, "%s node at LEB %u:%u has length %u, expected %u",

@@ -411,8 +411,10 @@ static void walk(struct ubikit_fs *fs, uint64_t dir, int depth, uint64_t *entrie
 		cookie = e.cookie;
 		(*entries)++;
 		struct ubikit_stat st;
-		if (ubikit_stat_ino(fs, e.ino, &st)) {
-			(*errors)++;
+		int se = ubikit_stat_ino(fs, e.ino, &st);
+		if (se) {
+			if (se != -ENOENT) /* an entry naming a missing inode is not a read error */
+				(*errors)++;
 			continue;
 		}
 		char xl[4096];
