@@ -14,11 +14,15 @@ rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-run_case() { # name flash-create-options vm-geometry
-  local name=$1 copts=$2 vmgeo=$3
+run_case() { # name flash-create-options vm-geometry [bad-PEB]
+  local name=$1 copts=$2 vmgeo=$3 bad=${4:-}
   mkdir -p "$name/exp"; cd "$name"
   # shellcheck disable=SC2086
   "$UBIKIT" flash create f.img --size 32MiB $copts >/dev/null
+  if [ -n "$bad" ]; then
+    "$UBIKIT" flash inject f.img bad --peb "$bad" >/dev/null
+    vmgeo="$vmgeo --bad-blocks $bad"
+  fi
   "$UBIKIT" format f.img -q -Q 4711
   "$WORKLOAD" write f.img exp 7 || { fail "$name: workload"; cd ..; return; }
   local usable
@@ -34,10 +38,18 @@ run_case() { # name flash-create-options vm-geometry
   "$UBIKIT" ubi rsvol f.img -n 0 -S 10
   "$UBIKIT" ubi rsvol f.img -N clivol -S 7
   "$UBIKIT" ubi rename f.img atomic atomic-renamed clivol cli-renamed
+  # Take every PEB ubikit says is available: the kernel must agree on the
+  # accounting (reserves for bad PEBs, WL, atomic change) or it will not
+  # attach cleanly.
+  "$UBIKIT" ubi mkvol f.img -N fill -m -n 3 >/dev/null
+  local fill_lebs
+  fill_lebs=$("$UBIKIT" ubi info f.img --json | python3 -c "import json,sys; d=json.load(sys.stdin); print([v['reserved_lebs'] for v in d['volumes'] if v['name']=='fill'][0], d['avail_pebs'])")
+  [ "${fill_lebs#* }" = 0 ] || fail "$name: PEBs still available after mkvol -m: $fill_lebs"
+  fill_lebs=${fill_lebs% *}
   # expected: "id name type reserved_lebs md5"
-  python3 - "$usable" > expected.txt <<'PY'
+  python3 - "$usable" "$fill_lebs" > expected.txt <<'PY'
 import hashlib, sys
-u = int(sys.argv[1])
+u, fill = int(sys.argv[1]), int(sys.argv[2])
 def md5(b): return hashlib.md5(b).hexdigest()
 v0 = open("exp/vol0.bin", "rb").read()[:10 * u]
 v1 = open("exp/vol1.bin", "rb").read()
@@ -48,6 +60,7 @@ print(0, "leb-writes", "dynamic", 10, md5(v0))
 print(1, "atomic-renamed", "dynamic", 3, md5(v1))
 cold_lebs = [l.split()[3] for l in open("exp/volumes.txt") if l.split()[0] == "2"][0]
 print(2, "cold-static", "static", cold_lebs, md5(v2))
+print(3, "fill", "dynamic", fill, md5(b"\xff" * (fill * u)))
 print(5, "cli-renamed", "dynamic", 7, md5(cli))
 print(6, "st2", "static", (100 * 1024 + u - 1) // u, md5(st))
 PY
@@ -57,10 +70,12 @@ PY
     [ "$got" = "$sum" ] || fail "$name: ubikit reads volume $id ($vname) as $got, expected $sum"
   done < expected.txt
   # the kernel's view
-  local cmd='ubinfo -a >$RESULTS/ubinfo.txt; for v in /sys/class/ubi/ubi0_*; do id=${v##*_}; t=$(cat $v/type); echo "$id $(cat $v/name) $t $(cat $v/reserved_ebs) $(md5sum < /dev/ubi0_$id | cut -d" " -f1)"; done | sort -n > $RESULTS/volumes.txt'
+  local cmd='ubinfo -a >$RESULTS/ubinfo.txt; grep "Amount of available logical eraseblocks" $RESULTS/ubinfo.txt > $RESULTS/avail.txt; for v in /sys/class/ubi/ubi0_*; do id=${v##*_}; t=$(cat $v/type); echo "$id $(cat $v/name) $t $(cat $v/reserved_ebs) $(md5sum < /dev/ubi0_$id | cut -d" " -f1)"; done | sort -n > $RESULTS/volumes.txt'
   # shellcheck disable=SC2086
   if ! "$LINUX_VM" run --flash f.img $vmgeo --no-mount --no-writeback --strict --timeout 180 --out vm --cmd "$cmd" > vm.log 2>&1; then
     fail "$name: the kernel did not attach cleanly (exit $?):"; tail -30 vm.log
+  elif ! grep -Eq "eraseblocks: *0 " vm/files/avail.txt; then
+    fail "$name: the kernel counts PEBs available that ubikit gave to 'fill': $(cat vm/files/avail.txt)"
   elif ! diff -u expected.txt vm/files/volumes.txt; then
     fail "$name: kernel volumes differ from the expected ones"
   else
@@ -69,7 +84,7 @@ PY
   cd ..
 }
 
-run_case nand2k "--page 2048 --subpage 512 --oob 64 --peb 128KiB" "--nand 2048:64:128KiB"
+run_case nand2k "--page 2048 --subpage 512 --oob 64 --peb 128KiB" "--nand 2048:64:128KiB" 5
 run_case nor64k "--nor --peb 64KiB" "--nor 64KiB"
 
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
