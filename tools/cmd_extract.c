@@ -365,7 +365,8 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 		struct ubikit_stat cst;
 		int r = ubikit_stat_ino(c->fs, de.ino, &cst);
 		if (r)
-			fail(c, s, "cannot stat: %s", fserr(c, r));
+			fail(c, s, "directory entry points to inode %" PRIu64 ", which cannot be read: %s", de.ino,
+			     r == -ENOENT ? "no such inode" : fserr(c, r));
 		else
 			extract_node(c, s, t, &cst, depth + 1);
 		free(s);

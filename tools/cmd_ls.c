@@ -129,7 +129,10 @@ static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int he
 		char *p = join(path, ents[i].name);
 		ents[i].stat_err = p ? ubikit_stat_ino(c->fs, ents[i].ino, &ents[i].st) : -ENOMEM;
 		if (ents[i].stat_err) {
-			fprintf(stderr, "ubikit ls: %s: %s\n", p ? p : ents[i].name, ubikit_errmsg(c->fs));
+			const char *m = ubikit_errmsg(c->fs);
+			fprintf(stderr, "ubikit ls: %s: directory entry points to inode %" PRIu64 ", which cannot be read: %s\n",
+				p ? p : ents[i].name, ents[i].ino,
+				ents[i].stat_err == -ENOENT ? "no such inode" : (m[0] ? m : strerror(-ents[i].stat_err)));
 			c->errors++;
 		} else {
 			print_ent(c, p, ents[i].name, &ents[i].st);

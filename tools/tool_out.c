@@ -65,11 +65,17 @@ static void member(struct tool_out *o, const char *key)
 
 static void open_(struct tool_out *o, const char *key, bool arr)
 {
-	member(o, key);
-	if (o->json)
+	if (o->json) {
+		member(o, key);
 		fputc(arr ? '[' : '{', o->f);
-	else
-		fputc('\n', o->f);
+	} else {
+		indent(o, o->depth);
+		if (key)
+			fprintf(o->f, "%s:\n", key);
+		else
+			fputs("-\n", o->f);
+		o->first[o->depth] = false;
+	}
 	if (o->depth + 1 < TOOL_OUT_DEPTH) {
 		o->depth++;
 		o->first[o->depth] = true;
