@@ -19,10 +19,13 @@ for name, size in [("d1.bin", 400000), ("s1.bin", 200001), ("d2.bin", 4096)]:
     open(name, "wb").write(bytes(r.getrandbits(8) for _ in range(size)))
 PY
 
-run_case() { # name vm-geometry ubikit-geometry-options flash-size
-  local name=$1 vmgeo=$2 gopts=$3 size=$4
+run_case() { # name vm-geometry ubikit-geometry-options flash-size [bad-PEB]
+  local name=$1 vmgeo=$2 gopts=$3 size=$4 bad=${5:-}
   mkdir -p "$name"; cd "$name"
   python3 -c "open('f.img','wb').write(b'\xff' * ($size))"
+  [ -n "$bad" ] && vmgeo="$vmgeo --bad-blocks $bad"
+  local detect=""      # also try without geometry options (detection from the headers)
+  case "$gopts" in *oob*) detect=skip ;; esac
   local cmd='set -e
 ubidetach -p /dev/mtd0
 ubiformat -y -q -Q 31337 /dev/mtd0
@@ -47,7 +50,8 @@ for v in /sys/class/ubi/ubi0_*; do id=${v##*_}; echo "$id $(cat $v/name) $(cat $
   [ "$(wc -l < vm/files/volumes.txt)" = 3 ] || { fail "$name: kernel volumes: $(cat vm/files/volumes.txt)"; cd ..; return; }
   # ubikit: same volumes (id name type size) and the same md5 of each volume.
   local opts
-  for opts in "" "$gopts"; do
+  for opts in "$detect" "$gopts"; do
+    [ "$opts" = skip ] && continue
     # shellcheck disable=SC2086
     if ! "$UBIKIT" ubi info f.img --json $opts > info.json 2> info.err; then
       fail "$name: ubikit cannot attach the kernel's flash (options '$opts'): $(cat info.err)"; continue
@@ -66,6 +70,10 @@ for v in json.load(open('info.json'))['volumes']:
   done
   python3 -c "import json,sys; d=json.load(open('info.json')); sys.exit(0 if d['image_seq']==31337 else 1)" \
     || fail "$name: image_seq is not ubiformat's -Q value"
+  if [ -n "$bad" ]; then
+    python3 -c "import json,sys; d=json.load(open('info.json')); sys.exit(0 if d['bad_pebs']==1 else 1)" \
+      || fail "$name: ubikit does not see the bad block marked in the OOB"
+  fi
   # ubikit writes on top of the kernel's flash; the kernel attaches that again.
   cp f.img g.img
   # shellcheck disable=SC2086
@@ -87,7 +95,9 @@ for v in json.load(open('info.json'))['volumes']:
 }
 
 run_case nand2k "--nand 2048:64:128KiB" "--page 2048 --subpage 512 --peb 128KiB" $((32 << 20))
-run_case nand4k "--nand 4096:128:256KiB" "--page 4096 --subpage 1024 --peb 256KiB" $((64 << 20))
+# 4 KiB pages with OOB in the file (nanddump -o layout) and a bad block whose
+# marker the kernel leaves in the OOB.
+run_case nand4k-oob "--nand 4096:128:256KiB --image-has-oob" "--page 4096 --subpage 1024 --oob 128 --with-oob --peb 256KiB" $((256 * 64 * (4096 + 128))) 7
 
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "ubi_kernel_writes: all passed"
