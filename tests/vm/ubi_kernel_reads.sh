@@ -87,5 +87,38 @@ PY
 run_case nand2k "--page 2048 --subpage 512 --oob 64 --peb 128KiB" "--nand 2048:64:128KiB" 5
 run_case nor64k "--nor --peb 64KiB" "--nor 64KiB"
 
+# 'ubikit format -f' of an mtd-utils ubinize image onto a used flash with a
+# bad block: the kernel attaches it with the image's volumes and the erase
+# counters format kept (+1).
+fmt_case() {
+  mkdir -p fmt; cd fmt
+  python3 -c "import random; r=random.Random(21); open('d.bin','wb').write(bytes(r.getrandbits(8) for _ in range(300000)))"
+  printf '[d]\nmode=ubi\nimage=d.bin\nvol_id=0\nvol_size=1MiB\nvol_name=dyn\n[s]\nmode=ubi\nimage=d.bin\nvol_id=1\nvol_type=static\nvol_name=stat\n' > v.ini
+  ubinize -o v.ubi -p 128KiB -m 2048 -s 512 -Q 9 v.ini >/dev/null 2>&1 || { fail "fmt: mtd-utils ubinize"; cd ..; return; }
+  "$UBIKIT" flash create f.img --size 16MiB --page 2048 --subpage 512 --peb 128KiB >/dev/null
+  "$UBIKIT" format f.img -q -e 5
+  "$UBIKIT" flash inject f.img bad --peb 3 >/dev/null
+  "$UBIKIT" format f.img -q -f v.ubi
+  python3 - > expected.txt <<'PY'
+import hashlib
+d = open("d.bin", "rb").read()
+print(0, "dyn", "dynamic", 9, hashlib.md5(d + b"\xff" * (9 * 129024 - len(d))).hexdigest())
+print(1, "stat", "static", 3, hashlib.md5(d).hexdigest())
+PY
+  local cmd='for v in /sys/class/ubi/ubi0_*; do id=${v##*_}; echo "$id $(cat $v/name) $(cat $v/type) $(cat $v/reserved_ebs) $(md5sum < /dev/ubi0_$id | cut -d" " -f1)"; done | sort -n > $RESULTS/volumes.txt'
+  if ! "$LINUX_VM" run --flash f.img --nand 2048:64:128KiB --bad-blocks 3 --no-mount --no-writeback --strict \
+       --timeout 180 --out vm --cmd "$cmd" > vm.log 2>&1; then
+    fail "fmt: the kernel did not attach cleanly:"; tail -30 vm.log
+  elif ! diff -u expected.txt vm/files/volumes.txt; then
+    fail "fmt: kernel volumes differ"
+  elif ! grep -q "max/mean erase counter: 6/6" vm/kernel-ubi.txt; then
+    fail "fmt: erase counters not kept: $(grep -o 'max/mean erase counter: [0-9/]*' vm/kernel-ubi.txt)"
+  else
+    echo "fmt: kernel attached the formatted image; volumes and erase counters match"
+  fi
+  cd ..
+}
+command -v ubinize >/dev/null && fmt_case
+
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "ubi_kernel_reads: all passed"
