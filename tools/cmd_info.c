@@ -239,6 +239,22 @@ static void out_mounted(struct tool_out *o, struct tool_image *img)
 	}
 }
 
+/* mkfs.ubifs stores -R SIZE inflated by the index/data-node overhead (it
+ * reverses the kernel's reported-space estimate); give back the SIZE that
+ * reproduces rp_size exactly. */
+static uint64_t mkfs_rp_arg(const struct ubifs_sb_node *sb)
+{
+	uint32_t fanout = sb->fanout >= 3 && sb->fanout < 65536 ? sb->fanout : 8;
+	uint64_t idx_sz = 28 + (uint64_t)fanout * 20;
+	uint64_t f = fanout > 3 ? fanout >> 1 : 2;
+	uint64_t factor = 4144 + idx_sz * 3 / (f - 1);
+	uint64_t x0 = sb->rp_size * 4096 / factor;
+	for (uint64_t x = x0 > 2 ? x0 - 2 : 0; x <= x0 + 2; x++)
+		if (x * factor / 4096 == sb->rp_size)
+			return x;
+	return x0;
+}
+
 static void out_recreate(struct tool_out *o, struct tool_image *img, const struct ubifs_sb_node *sb, bool have_sb)
 {
 	tool_out_obj(o, "recreate");
@@ -247,7 +263,7 @@ static void out_recreate(struct tool_out *o, struct tool_image *img, const struc
 		snprintf(mk, sizeof(mk),
 			 "mkfs.ubifs -m %u -e %u -c %u -x %s -f %u -k %s -l %u -p %u -j %" PRIu64 " -R %" PRIu64 "%s -r ROOTDIR -o %s",
 			 sb->min_io_size, sb->leb_size, sb->max_leb_cnt, compr_opt(sb->default_compr), sb->fanout,
-			 sb->key_hash == 1 ? "test" : "r5", sb->log_lebs, sb->orph_lebs, sb->max_bud_bytes, sb->rp_size,
+			 sb->key_hash == 1 ? "test" : "r5", sb->log_lebs, sb->orph_lebs, sb->max_bud_bytes, mkfs_rp_arg(sb),
 			 (sb->flags & UBIFS_FLG_SPACE_FIXUP) ? " -F" : "", img->ubi ? "ubifs.img" : "IMAGE.ubifs");
 		tool_out_str(o, "mkfs_ubifs", mk);
 	}
