@@ -74,5 +74,6 @@ expect_err "not a non-zero multiple" info raw.bin --page 2048 --peb 3MiB
 expect_err "contradict the sidecar" info f.img --peb 256KiB
 [ -e raw.bin.sim ] && fail "a failed read-only command created a sidecar"
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_cli: all passed"

@@ -111,5 +111,6 @@ python3 -c "open('nor.bin','wb').write(b'\xff'*(4<<20))"
 "$UBIKIT" format nor.bin --nor --peb 64KiB -q -Q 55
 [ "$(ech nor.bin 3 65536)" = "0 55 64 128" ] || fail "NOR format: PEB 3 EC header is '$(ech nor.bin 3 65536)'"
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_format: all passed"

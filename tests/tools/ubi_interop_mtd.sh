@@ -143,5 +143,6 @@ PY
   fi
 done
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_interop_mtd: all passed"

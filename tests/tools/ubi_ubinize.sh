@@ -166,5 +166,6 @@ grep -q "output file was not specified" bad.err || { echo "FAIL: missing -o mess
 if "$UBIKIT" ubinize -o x.img -p 128KiB -m 2048 no-such.ini 2>bad.err; then echo "FAIL: missing ini accepted"; fails=$((fails+1)); fi
 grep -q "no-such.ini" bad.err || { echo "FAIL: missing ini message"; cat bad.err; fails=$((fails+1)); }
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_ubinize: all passed"

@@ -120,5 +120,6 @@ PY
 }
 command -v ubinize >/dev/null && fmt_case
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_kernel_reads: all passed"
