@@ -54,12 +54,13 @@ static void usage(FILE *out)
 		"UBI volumes on a flash image (a simulator image, or a raw dump):\n"
 		"  info   FLASH [--json]                  the device and its volumes (like ubinfo -a)\n"
 		"  mkvol  FLASH -N NAME (-s SIZE|-S LEBS|-m) [-t dynamic|static] [-a ALIGN] [-n ID]\n"
-		"                                         [--autoresize]  create a volume (ubimkvol)\n"
+		"                                         [--autoresize] [-k|--skip-check]\n"
+		"                                         create a volume (ubimkvol)\n"
 		"  rmvol  FLASH (-n ID|-N NAME)           remove a volume (ubirmvol)\n"
 		"  rsvol  FLASH (-n ID|-N NAME) (-s SIZE|-S LEBS)  resize a volume (ubirsvol)\n"
 		"  rename FLASH OLD NEW [OLD2 NEW2 ...]   rename volumes in one step (ubirename)\n"
 		"  update FLASH (-n ID|-N NAME) (FILE|-t) write a whole volume from FILE ('-' = stdin,\n"
-		"                                         then -S SIZE is needed), or wipe it with -t\n"
+		"                                         then -s SIZE is needed), or wipe it with -t\n"
 		"                                         (ubiupdatevol)\n"
 		"  read   FLASH (-n ID|-N NAME) [-o FILE] the volume contents (dynamic: all LEBs;\n"
 		"                                         static: the data) to FILE or stdout\n\n"
@@ -426,9 +427,13 @@ static int do_update(struct ubi_cmd *c, const char *file)
 		return 1;
 	}
 	uint64_t size;
+	if (c->bytes && !c->have_update_size) { /* ubiupdatevol spells it -s */
+		c->update_size = c->bytes;
+		c->have_update_size = true;
+	}
 	if (fd == STDIN_FILENO) {
 		if (!c->have_update_size) {
-			fprintf(stderr, "%s update: error: reading stdin needs -S SIZE\n", prog);
+			fprintf(stderr, "%s update: error: reading stdin needs -s SIZE (or -S SIZE)\n", prog);
 			return 2;
 		}
 		size = c->update_size;
@@ -565,6 +570,7 @@ int cmd_ubi(int argc, char **argv)
 						 {"wl-threshold", required_argument, NULL, OPT_WL},
 						 {"autoresize", no_argument, NULL, OPT_AUTORESIZE},
 						 {"skip-check", no_argument, NULL, OPT_SKIPCHECK},
+						 {"skipcheck", no_argument, NULL, OPT_SKIPCHECK},
 						 {"vid-hdr-offset", required_argument, NULL, 'O'},
 						 {"max-beb-per1024", required_argument, NULL, 'b'},
 						 {"name", required_argument, NULL, 'N'},
@@ -586,7 +592,7 @@ int cmd_ubi(int argc, char **argv)
 	int ch;
 	uint64_t v;
 	int64_t sv;
-	const char *optstr = is_update ? "O:b:N:n:s:S:mta:o:hv" : "O:b:N:n:s:S:mt:a:o:hv";
+	const char *optstr = is_update ? "O:b:N:n:s:S:mta:o:hvk" : "O:b:N:n:s:S:mt:a:o:hvk";
 	while ((ch = getopt_long(argc - 1, argv + 1, optstr, longopts, NULL)) != -1) {
 		int r = ubi_tool_geo_opt(&c.geo, ch, optarg, prog);
 		if (r < 0)
@@ -606,6 +612,7 @@ int cmd_ubi(int argc, char **argv)
 			c.flags |= UBI_VTBL_AUTORESIZE_FLG;
 			break;
 		case OPT_SKIPCHECK:
+		case 'k': /* ubimkvol -k, --skipcheck */
 			c.flags |= UBI_VTBL_SKIP_CRC_CHECK_FLG;
 			break;
 		case 'O':

@@ -27,7 +27,7 @@ U info f.img --json > info.json
 U info f.img | grep -q "Name: *rest" || fail "text info lacks volume 'rest'"
 
 U update f.img -N alpha a.bin
-U update f.img -n 7 - -S 200000 < a.bin
+U update f.img -n 7 - -s 200000 < a.bin
 U read f.img -N beta -o beta.bin
 cmp -s beta.bin a.bin || fail "static volume read back differs"
 U read f.img -n 0 > alpha.bin
@@ -61,7 +61,7 @@ expect_err "exactly one of" mkvol f.img -N x
 expect_err "exist|taken" mkvol f.img -N one -S 1
 expect_err "space|ENOSPC|available" mkvol f.img -N huge -S 100000
 expect_err "does not fit" update f.img -N gamma a.bin
-expect_err "needs -S" update f.img -N gamma -
+expect_err "needs -s" update f.img -N gamma -
 expect_err "OLD NEW" rename f.img one
 expect_err "unknown command" frob f.img
 expect_err "flash image was not given" info
