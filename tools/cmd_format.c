@@ -26,7 +26,7 @@
 #include "util/util_crc.h"
 #include "util/util_endian.h"
 
-static const char *prog = "ubikit format";
+static const char *const prog = "ubikit format";
 
 #define EC_UNKNOWN (-1)
 #define EC_BAD (-2)

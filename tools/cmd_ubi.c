@@ -22,7 +22,7 @@
 #include "ubi_tool_flash.h"
 #include "ubi_tool_num.h"
 
-static const char *prog = "ubikit ubi";
+static const char *const prog = "ubikit ubi";
 
 struct ubi_cmd {
 	const char *sub;

@@ -43,7 +43,7 @@ struct unz_vol {
 	uint8_t flags;
 };
 
-static const char *prog = "ubikit ubinize";
+static const char *const prog = "ubikit ubinize";
 
 static int fail(const char *fmt, const char *a, const char *b)
 {
