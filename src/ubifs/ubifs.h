@@ -23,6 +23,8 @@ struct ubifs_fs;
 struct ubifs_mount_opts {
 	int read_only;          /* must be 1 for now: the write path is not there yet */
 	size_t tnc_cache_bytes; /* bound on clean cached index nodes; 0 = default (1 MiB) */
+	int unsafe_skip_crc;    /* FUZZING ONLY: accept nodes whose CRC is wrong (the superblock's
+				 * is still checked), so that mutated images get past the CRCs */
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's

@@ -49,6 +49,10 @@ int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_
 		if (zb->key.inum != dir || ubifs_key_type(&zb->key) != UBIFS_DENT_KEY)
 			return 0;
 		uint32_t h = ubifs_key_value(&zb->key);
+		if (pos && h < hash) /* a damaged index could otherwise make readdir go round */
+			return util_err_set(&fs->err, -EINVAL,
+					    "index out of key order: directory %llu entry hash 0x%08x found after 0x%08x (LEB %u:%u)",
+					    (unsigned long long)dir, h, hash, zb->lnum, zb->offs);
 		if (first || h != run_hash) {
 			run_hash = h;
 			k_in_run = 0;

@@ -24,7 +24,7 @@ int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t l
 	int err = ubifs_leb_read(fs, lnum, offs, buf, len);
 	if (err)
 		return err;
-	enum ubifs_chk c = ubifs_check_node(buf, len, offs, fs->leb_size, fs->fanout);
+	enum ubifs_chk c = ubifs_fs_check_node(fs, buf, len, offs);
 	if (c != UBIFS_CHK_OK)
 		return util_err_set(&fs->err, -EINVAL, "expected %s node (len %u) at LEB %u:%u: %s",
 				    ubifs_node_type_name(type), len, lnum, offs, ubifs_chk_str(c));
@@ -43,4 +43,12 @@ int ubifs_is_empty(const uint8_t *buf, size_t len)
 		if (buf[i] != 0xFF)
 			return 0;
 	return 1;
+}
+
+enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf, size_t avail, uint32_t offs)
+{
+	enum ubifs_chk c = ubifs_check_node(buf, avail, offs, fs->leb_size, fs->fanout);
+	if (c == UBIFS_CHK_BAD_CRC && fs->skip_crc)
+		c = UBIFS_CHK_OK;
+	return c;
 }

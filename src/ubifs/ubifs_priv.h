@@ -24,6 +24,7 @@ struct ubifs_fs {
 	struct ubi_vol_io *vol;
 	struct util_err err;
 	int read_only;
+	int skip_crc; /* fuzzing only */
 
 	struct ubifs_sb_node sb;
 	struct ubifs_mst_node mst;
@@ -59,6 +60,8 @@ int ubifs_leb_read(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, void *buf,
  * (magic, type, length, CRC). Errors name the place. */
 int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t len, uint32_t lnum, uint32_t offs);
 int ubifs_is_empty(const uint8_t *buf, size_t len);
+/* ubifs_check_node, honouring the fuzzing-only skip_crc option */
+enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf, size_t avail, uint32_t offs);
 
 /* ---- scanning (ubifs_scan.c) ---- */
 struct ubifs_snode {

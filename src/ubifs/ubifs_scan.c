@@ -30,7 +30,7 @@ int ubifs_scan_a_node(const struct ubifs_fs *fs, const uint8_t *buf, uint32_t le
 		return scan_padding_bytes(buf, len);
 	if (len < UBIFS_CH_SZ)
 		return UBIFS_SCANNED_GARBAGE;
-	if (ubifs_check_node(buf, len, offs, fs->leb_size, fs->fanout) != UBIFS_CHK_OK)
+	if (ubifs_fs_check_node(fs, buf, len, offs) != UBIFS_CHK_OK)
 		return UBIFS_SCANNED_A_CORRUPT_NODE;
 	if (buf[20] == UBIFS_PAD_NODE) {
 		int32_t pad_len = (int32_t)get_le32(buf + 24);

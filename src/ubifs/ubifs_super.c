@@ -34,6 +34,7 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		return util_err_set(errp, -ENOMEM, "mount: out of memory");
 	fs->vol = vol;
 	fs->read_only = read_only;
+	fs->skip_crc = opts ? opts->unsafe_skip_crc : 0;
 	size_t limit = opts && opts->tnc_cache_bytes ? opts->tnc_cache_bytes : UBIFS_DEFAULT_TNC_CACHE;
 	int err = ubifs_sb_read_check(fs);
 	if (err)
