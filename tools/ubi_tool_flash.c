@@ -96,8 +96,11 @@ static int detect(int fd, uint64_t fsize, struct flash_geometry *geo, char *msg,
 	if (vid == UBI_HDR_SIZE && data == 2 * UBI_HDR_SIZE) {
 		minio = sub = 1;
 	} else {
-		sub = vid >= 512 && is_pow2(vid) ? vid : 0;
-		for (uint32_t p = sub ? sub : 512; p <= data && p <= 65536; p <<= 1) {
+		/* Default placement puts the VID header at the sub-page size;
+		 * the min. I/O unit is the smallest NAND page (>= 512) that
+		 * yields the data offset. */
+		sub = vid >= UBI_HDR_SIZE && is_pow2(vid) ? vid : 0;
+		for (uint32_t p = sub > 512 ? sub : 512; p <= data && p <= 65536; p <<= 1) {
 			if ((vid + UBI_HDR_SIZE + p - 1) / p * p == data) {
 				minio = p;
 				break;

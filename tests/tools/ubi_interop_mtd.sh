@@ -111,22 +111,25 @@ PY
   done
 }
 
-# geometry name | ubinize flags | ubikit geometry options | LEB size | flash-create options
+# geometry name | ubinize flags | ubikit geometry options ("-": detected from
+# the EC headers) | LEB size | flash-create options
 cases=(
   "nand2k-sp512|-p 128KiB -m 2048 -s 512|-|129024|--page 2048 --subpage 512 --peb 128KiB"
   "nand2k-nosub|-p 128KiB -m 2048 -s 2048|--page 2048 --peb 128KiB|126976|--page 2048 --peb 128KiB"
-  "nand4k|-p 256KiB -m 4096 -s 1024|--page 4096 --subpage 1024 --peb 256KiB|258048|--page 4096 --subpage 1024 --oob 128 --peb 256KiB"
+  "nand4k|-p 256KiB -m 4096 -s 1024|-|258048|--page 4096 --subpage 1024 --oob 128 --peb 256KiB"
+  "nand4k-opts|-p 256KiB -m 4096 -s 1024|--page 4096 --subpage 1024 --peb 256KiB|258048|--page 4096 --subpage 1024 --oob 128 --peb 256KiB"
+  "nand512|-p 16KiB -m 512 -s 256|-|15872|--page 512 --subpage 256 --oob 16 --peb 16KiB"
   "nor64k|-p 64KiB -m 1|-|65408|--nor --peb 64KiB"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name uflags gopts leb copts <<< "$c"
   # shellcheck disable=SC2086
   ubinize -o "$name.ubi" $uflags -Q 777 vols.ini >/dev/null 2>&1 || { fail "$name: mtd-utils ubinize failed"; continue; }
-  # raw dump: the image padded with 0xFF to 32 MiB, no sidecar
+  # raw dump: the image padded with 0xFF to 16 MiB, no sidecar
   python3 - "$name.ubi" "$name.raw" <<'PY'
 import sys
 d = open(sys.argv[1], "rb").read()
-open(sys.argv[2], "wb").write(d + b"\xff" * ((32 << 20) - len(d)))
+open(sys.argv[2], "wb").write(d + b"\xff" * ((16 << 20) - len(d)))
 PY
   [ "$gopts" = "-" ] && gopts=""
   # shellcheck disable=SC2086
@@ -134,7 +137,7 @@ PY
   [ -e "$name.raw.sim" ] && fail "$name: read-only info/read created a sidecar"
   # the same image flashed with 'ubikit format -f' onto a simulator with a bad block
   # shellcheck disable=SC2086
-  "$UBIKIT" flash create "$name.sim.img" --size 32MiB $copts >/dev/null
+  "$UBIKIT" flash create "$name.sim.img" --size 16MiB $copts >/dev/null
   "$UBIKIT" flash inject "$name.sim.img" bad --peb 2 >/dev/null
   if "$UBIKIT" format "$name.sim.img" -f "$name.ubi" -q; then
     check "$name.sim.img" "$leb" "$name after format -f"
