@@ -21,6 +21,7 @@ struct scan_peb {
 	bool ec_known;
 	bool scrub;
 	bool erase_head;
+	bool fastmap; /* a fastmap PEB: must be gone before we write anything */
 	uint32_t ec;
 	struct ubi_vid_hdr vid;
 };
@@ -31,6 +32,7 @@ struct scan_info {
 	uint64_t ec_sum, ec_count;
 	uint64_t max_sqnum;
 	bool have_sqnum;
+	uint32_t fastmap_count;
 	bool is_empty;
 };
 
@@ -180,6 +182,8 @@ static int scan_peb(struct ubi_device *dev, struct scan_info *ai, uint32_t pnum)
 		case UBI_COMPAT_DELETE: /* fastmap and friends: erase */
 			sp->kind = SC_ERASE;
 			sp->erase_head = true;
+			sp->fastmap = vh->vol_id == UBI_FM_SB_VOLUME_ID || vh->vol_id == UBI_FM_DATA_VOLUME_ID;
+			ai->fastmap_count += sp->fastmap;
 			goto adjust_mean_ec;
 		case UBI_COMPAT_RO:
 			ubi_ro_mode(dev, "read-only compatible internal volume found");
@@ -764,7 +768,7 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 	err = resolve_used(dev, &ai, sv);
 	if (err)
 		goto fail_err;
-	dev->sqnum = ai.have_sqnum ? ai.max_sqnum + 1 : 0;
+	dev->sqnum = ai.max_sqnum + 1; /* as Linux: ubinize's 0s are all older */
 
 	int64_t lpeb[2] = {-1, -1};
 	for (uint32_t p = 0; p < dev->peb_count; p++)
@@ -799,6 +803,18 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 	err = reserve_pebs(dev);
 	if (err)
 		goto fail_err;
+	if (ai.fastmap_count && !dev->no_write && !dev->ro) {
+		/* A kernel with fastmap would attach from the stale map and miss
+		 * everything we write: erase the fastmap before any write (they
+		 * sit at the head of the erase queue). */
+		for (uint32_t p = 0; p < dev->peb_count; p++) {
+			while (ai.p[p].fastmap && dev->peb[p].state == PEB_ERASE) {
+				err = ubi_wl_do_one_erase(dev);
+				if (err < 0)
+					goto fail_err;
+			}
+		}
+	}
 	if (format) {
 		err = format_empty(dev, opts->seed);
 		if (err)
