@@ -30,6 +30,12 @@ for geo in "2048:64:128KiB:129024:512" "4096:224:256KiB:258048:1024"; do
 		--with-oob >/dev/null
 	"$UBIKIT" flash inject "$S/nand.img" bad --peb 2 >/dev/null
 	"$UBIKIT" format "$S/nand.img" -f "$S/fs.ubi" -y -q >/dev/null
+	# with its sidecar it is a simulator image
+	"$UBIKIT" info "$S/nand.img" >"$S/info.txt" 2>&1 || { cat "$S/info.txt"; fail "$tag: info (sim) failed"; }
+	grep -q 'kind: ubikit flash simulator' "$S/info.txt" || { cat "$S/info.txt"; fail "$tag: not detected as a simulator image"; }
+	rm -rf "$S/out"
+	"$UBIKIT" extract -q "$S/nand.img" -o "$S/out" || fail "$tag: extract (sim) failed"
+	compare_trees "$S/tree" "$S/out" "$tag sim"
 	rm -f "$S/nand.img.sim"
 	sum0=$(md5sum <"$S/nand.img")
 	pebs=$(( $(stat -c %s "$S/nand.img") / ( ${peb%KiB} * 1024 / page * (page + oob) ) ))
