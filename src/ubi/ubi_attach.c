@@ -446,8 +446,10 @@ static void empty_vtbl(struct ubi_device *dev)
 
 /* Read the layout volume copies; choose (spec §9.2). *restore = copy to
  * rewrite (-1 none). */
-static int read_vtbl(struct ubi_device *dev, struct scan_info *ai, const int64_t lpeb[2], int *restore)
+static int read_vtbl(struct ubi_device *dev, struct scan_info *ai, const int64_t lpeb[2], int *restore,
+		     bool *both_bad)
 {
+	*both_bad = false;
 	uint8_t *leb[2] = {NULL, NULL};
 	int corrupted[2] = {1, 1};
 	int err = 0;
@@ -497,6 +499,7 @@ static int read_vtbl(struct ubi_device *dev, struct scan_info *ai, const int64_t
 		char msg1[UTIL_ERR_MSG_MAX];
 		snprintf(msg1, sizeof(msg1), "%s", leb[1] ? dev->err.msg : "copy 1 (layout LEB 1) not found");
 		err = ubi_err(dev, -EINVAL, "both volume table copies are corrupted: %.200s; %.200s", msg0, msg1);
+		*both_bad = true;
 		goto out;
 	}
 	*restore = 0;
@@ -683,7 +686,7 @@ static int format_empty(struct ubi_device *dev, uint64_t seed)
 {
 	struct util_prng r;
 	util_prng_seed(&r, seed);
-	uint32_t seq = 0;
+	uint32_t seq = dev->image_seq; /* a re-format keeps the EC headers' value */
 	while (!seq)
 		seq = (uint32_t)util_prng_next(&r);
 	dev->image_seq = seq;
@@ -776,8 +779,17 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 			lpeb[ai.p[p].vid.lnum] = p;
 	int restore = -1;
 	bool format = false;
+	/* An interrupted format (ours or the kernel's: layout volume written
+	 * first) leaves EC headers and at most a torn layout volume, and no
+	 * other data. Formatting again beats refusing forever; with any user
+	 * data present we refuse, as Linux does. */
+	bool no_user_data = ai.corr_count == 0 && ai.alien_count == 0;
+	for (uint32_t p = 0; p < dev->peb_count; p++)
+		if (ai.p[p].kind == SC_USED && ai.p[p].vid.vol_id != UBI_LAYOUT_VOLUME_ID)
+			no_user_data = false;
+	bool can_format = opts->autoformat && !dev->no_write && !dev->ro;
 	if (lpeb[0] < 0 && lpeb[1] < 0) {
-		if (!ai.is_empty) {
+		if (!ai.is_empty && !(no_user_data && can_format)) {
 			err = ubi_err(dev, -EINVAL, "the layout volume (volume table) was not found on a non-empty flash");
 			goto fail_err;
 		}
@@ -786,9 +798,20 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 			goto fail_err;
 		}
 		empty_vtbl(dev);
-		format = !dev->no_write && !dev->ro;
+		format = can_format;
 	} else {
-		err = read_vtbl(dev, &ai, lpeb, &restore);
+		bool both_bad;
+		err = read_vtbl(dev, &ai, lpeb, &restore, &both_bad);
+		if (err && both_bad && no_user_data && can_format) {
+			for (int i = 0; i < 2; i++)
+				if (lpeb[i] >= 0)
+					ai.p[lpeb[i]].kind = SC_ERASE;
+			memset(sv, 0, (UBI_MAX_VOLUMES + 1) * sizeof(*sv));
+			empty_vtbl(dev);
+			restore = -1;
+			format = true;
+			err = 0;
+		}
 		if (err)
 			goto fail_err;
 	}

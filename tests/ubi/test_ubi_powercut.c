@@ -65,7 +65,8 @@ static void rf_close(struct flash_dev *d)
 static const struct flash_ops rf_ops = {rf_read, rf_write, rf_erase, rf_is_bad, rf_mark_bad, rf_sync, rf_close};
 
 /* ---- model ---- */
-enum kind { W_WRITE, W_CHANGE, W_UNMAP, W_MAP, W_BG, W_MKVOL, W_RENAME, W_RMVOL };
+enum kind { W_WRITE, W_CHANGE, W_UNMAP, W_MAP, W_BG, W_MKVOL, W_RENAME, W_RMVOL, W_UPDATE };
+enum { STVOL = 3 }; /* static volume updated by W_UPDATE */
 struct step {
 	enum kind k;
 	uint32_t lnum, off, len;
@@ -82,6 +83,8 @@ struct model {
 	uint8_t leb[NLEB][LMAX];
 	bool mapped[NLEB];
 	struct vtstate vt;
+	uint64_t st_seed; /* static volume contents: t_fill(st_len, st_seed) */
+	uint32_t st_len;
 };
 
 static uint32_t slen(const struct step *s)
@@ -133,6 +136,10 @@ static void apply(struct model *m, const struct step *s)
 	case W_RMVOL:
 		m->vt.present[s->lnum] = false;
 		break;
+	case W_UPDATE:
+		m->st_seed = s->seed;
+		m->st_len = s->len;
+		break;
 	}
 }
 
@@ -177,6 +184,11 @@ static int run_step(struct ubi_device *u, const struct step *s)
 		int err = ubi_vol_remove(u, s->lnum);
 		return err ? err : ubi_sync(u);
 	}
+	case W_UPDATE: {
+		static uint8_t img[3 * LMAX];
+		t_fill(img, s->len, s->seed);
+		return ubi_vol_update(u, STVOL, img, s->len);
+	}
 	}
 	return -EINVAL;
 }
@@ -211,6 +223,14 @@ static void setup(struct rec_flash *rf, struct model *m, uint64_t seed)
 		T_OK(u, run_step(u, &s));
 		apply(m, &s);
 	}
+	struct ubi_mkvol_req sr = {.vol_id = STVOL, .name = "static", .leb_count = 3, .vol_type = UBI_VID_STATIC};
+	T_OK(u, ubi_vol_create(u, &sr, NULL));
+	m->vt.present[STVOL] = true;
+	strcpy(m->vt.name[STVOL], "static");
+	m->vt.size[STVOL] = 3;
+	struct step su = {W_UPDATE, 0, 0, 20000, 4242};
+	T_OK(u, run_step(u, &su));
+	apply(m, &su);
 	for (int i = 0; i < 100; i++) {
 		struct step s = {W_CHANGE, 5, 0, 1024, seed * 1000 + (uint64_t)i};
 		T_OK(u, run_step(u, &s));
@@ -281,6 +301,31 @@ static struct ubi_device *verify(struct rec_flash *rf, const struct model *old, 
 	}
 	if (!vt_equal(u, &old->vt) && !(inflight && vt_equal(u, &nw->vt)))
 		fail_msg("%s: volume table is neither the old nor the new one", what);
+	/* static volume: old, new, or marked as an interrupted update */
+	struct ubi_vol_info vi;
+	T_OK(u, ubi_vol_info(u, STVOL, &vi));
+	bool upd = inflight && inflight->k == W_UPDATE;
+	if (vi.upd_marker) {
+		if (!upd)
+			fail_msg("%s: update marker set but no update was in flight", what);
+	} else {
+		static uint8_t img[3 * LMAX], want[3 * LMAX];
+		uint64_t n = vi.used_bytes;
+		for (uint32_t l = 0; l < vi.used_ebs; l++) {
+			uint32_t k = l + 1 < vi.used_ebs ? vi.usable_leb_size : vi.last_eb_bytes;
+			T_OK(u, ubi_leb_read(u, STVOL, l, 0, img + (size_t)l * vi.usable_leb_size, k));
+		}
+		T_OK(u, ubi_vol_check(u, STVOL));
+		t_fill(want, old->st_len, old->st_seed);
+		bool ok = n == old->st_len && !memcmp(img, want, n);
+		if (!ok && upd) {
+			t_fill(want, nw->st_len, nw->st_seed);
+			ok = n == nw->st_len && !memcmp(img, want, n);
+		}
+		if (!ok)
+			fail_msg("%s: static volume holds neither the old nor the new image (%llu bytes)", what,
+				 (unsigned long long)n);
+	}
 	return u;
 }
 
@@ -290,7 +335,7 @@ static const struct step workload[] = {
 	{W_CHANGE, 2, 0, FULL, 14},      {W_MAP, 1, 0, 0, 0},          {W_WRITE, 1, 0, 512, 15},
 	{W_RENAME, 0, 1, 0, 0},       {W_BG, 0, 0, 0, 0},           {W_CHANGE, 5, 0, 3072, 16},
 	{W_MKVOL, 2, 0, 1, 0},        {W_RMVOL, 1, 0, 0, 0},        {W_UNMAP, 4, 0, 0, 0},
-	{W_WRITE, 3, 24 * 512, 1024, 17}, {W_BG, 0, 0, 0, 0},
+	{W_WRITE, 3, 24 * 512, 1024, 17}, {W_UPDATE, 0, 0, 33000, 18}, {W_BG, 0, 0, 0, 0},
 };
 #define NSTEPS (sizeof(workload) / sizeof(workload[0]))
 
@@ -405,7 +450,7 @@ static void test_cut_random(void **state)
 			memset(s, 0, sizeof(*s));
 			s->lnum = (uint32_t)util_prng_below(&g, NLEB);
 			s->seed = util_prng_next(&g);
-			switch (util_prng_below(&g, 6)) {
+			switch (util_prng_below(&g, 7)) {
 			case 0:
 				s->k = W_CHANGE;
 				s->len = 512 * (1 + (uint32_t)util_prng_below(&g, 15872 / 512));
@@ -418,6 +463,10 @@ static void test_cut_random(void **state)
 				break;
 			case 3:
 				s->k = W_MAP;
+				break;
+			case 4:
+				s->k = W_UPDATE;
+				s->len = 1 + (uint32_t)util_prng_below(&g, 3 * 15872);
 				break;
 			default:
 				s->k = W_WRITE;
@@ -486,12 +535,54 @@ static void test_cut_random(void **state)
 	       double_cuts);
 }
 
+/* A cut at every operation of the first attach of a blank flash (the
+ * format): the next attach must give a usable, empty device. */
+static void test_cut_format(void **state)
+{
+	(void)state;
+	struct ubi_attach_opts o = opts();
+	struct flash_dev *f = t_nand(NPEB, 5);
+	struct flash_stats s0;
+	struct ubi_device *u = t_attach_opts(f, &o);
+	ubi_detach(u);
+	flash_sim_get_stats(f, &s0);
+	flash_close(f);
+	uint64_t nops = s0.programs + s0.erases;
+	for (uint64_t k = 1; k <= nops; k++) {
+		f = t_nand(NPEB, 5);
+		flash_sim_power_cut_after(f, k);
+		assert_int_not_equal(ubi_attach(f, &o, &u), 0);
+		assert_true(flash_sim_is_cut(f));
+		assert_int_equal(flash_sim_reopen(f), 0);
+		char msg[512];
+		int err = ubi_attach_msg(f, &o, &u, msg, sizeof(msg));
+		if (err)
+			fail_msg("format cut at op %llu: re-attach failed: %d %s", (unsigned long long)k, err, msg);
+		struct ubi_dev_info di;
+		ubi_dev_info(u, &di);
+		assert_int_equal(di.vol_count, 0);
+		t_mkvol(u, "v", 2, UBI_VID_DYNAMIC);
+		uint8_t b[512];
+		memset(b, 0x42, sizeof(b));
+		T_OK(u, ubi_leb_write(u, 0, 1, 0, b, 512));
+		ubi_detach(u);
+		u = t_attach_opts(f, &o);
+		uint8_t r[512];
+		T_OK(u, ubi_leb_read(u, 0, 1, 0, r, 512));
+		assert_memory_equal(b, r, 512);
+		ubi_detach(u);
+		flash_close(f);
+	}
+	printf("format power cuts: %llu cut points\n", (unsigned long long)nops);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cut_every_op_nand),
 		cmocka_unit_test(test_cut_every_op_nor),
 		cmocka_unit_test(test_cut_random),
+		cmocka_unit_test(test_cut_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
