@@ -4,6 +4,7 @@
 #include "ubi_test.h"
 
 #include "ubi/ubi_media.h"
+#include "util/util_crc.h"
 
 static void test_blank_format(void **state)
 {
@@ -411,12 +412,79 @@ static void test_nand2k_geometry(void **state)
 	flash_close(f);
 }
 
+static bool raw_vid(struct flash_dev *f, uint32_t vol, uint32_t lnum, uint32_t vidoff, struct ubi_vid_hdr *out,
+		    uint32_t *pnum)
+{
+	bool found = false;
+	for (uint32_t p = 0; p < f->geo.peb_count; p++) {
+		uint8_t b[64];
+		struct ubi_vid_hdr h;
+		flash_read(f, p, vidoff, b, 64);
+		if (ubi_vid_hdr_unpack(b, &h) == UBI_HDR_OK && h.vol_id == vol && h.lnum == lnum &&
+		    (!found || h.sqnum > out->sqnum)) {
+			*out = h;
+			*pnum = p;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* The headers we write carry what Linux writes (spec §9.2, §11). */
+static void test_header_details(void **state)
+{
+	(void)state;
+	struct flash_dev *f = t_nor(16, 16384, 8); /* like the kernel's mtdram images */
+	struct ubi_device *u = t_attach(f);
+	uint32_t v = t_mkvol(u, "v", 4, UBI_VID_DYNAMIC);
+	struct ubi_vid_hdr h;
+	uint32_t p;
+	/* vtbl copies: atomic changes, data_size = ALIGN(slots * 172, min I/O) */
+	assert_true(raw_vid(f, UBI_LAYOUT_VOLUME_ID, 0, 64, &h, &p));
+	assert_int_equal(h.copy_flag, 1);
+	assert_int_equal(h.data_size, 94 * 172); /* 16168, as in the kernel image */
+	assert_int_equal(h.compat, UBI_COMPAT_REJECT);
+	uint8_t buf[16256];
+	flash_read(f, p, 128, buf, h.data_size);
+	assert_int_equal(h.data_crc, util_crc32(UTIL_CRC32_INIT, buf, h.data_size));
+	/* plain write: copy_flag 0, no data_size/crc */
+	uint8_t d[4096];
+	t_fill(d, sizeof(d), 1);
+	T_OK(u, ubi_leb_write(u, v, 0, 0, d, 1000));
+	assert_true(raw_vid(f, v, 0, 64, &h, &p));
+	assert_int_equal(h.copy_flag, 0);
+	assert_int_equal(h.data_size, 0);
+	assert_int_equal(h.data_crc, 0);
+	uint64_t sq = h.sqnum;
+	/* atomic change */
+	T_OK(u, ubi_leb_change(u, v, 1, d, 3000));
+	assert_true(raw_vid(f, v, 1, 64, &h, &p));
+	assert_int_equal(h.copy_flag, 1);
+	assert_int_equal(h.data_size, 3000);
+	assert_int_equal(h.data_crc, util_crc32(UTIL_CRC32_INIT, d, 3000));
+	assert_true(h.sqnum > sq);
+	/* scrub move of LEB 0: trailing 0xFF trimmed, copy_flag + CRC */
+	assert_true(raw_vid(f, v, 0, 64, &h, &p));
+	assert_int_equal(flash_sim_inject_bitflip(f, p, 2, false, false), 0);
+	T_OK(u, ubi_leb_read(u, v, 0, 0, buf, 16256));
+	T_OK(u, ubi_flush_background(u));
+	uint32_t q;
+	assert_true(raw_vid(f, v, 0, 64, &h, &q));
+	assert_int_not_equal(p, q);
+	assert_int_equal(h.copy_flag, 1);
+	assert_int_equal(h.data_size, 1000);
+	assert_int_equal(h.data_crc, util_crc32(UTIL_CRC32_INIT, d, 1000));
+	ubi_detach(u);
+	flash_close(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blank_format),   cmocka_unit_test(test_volumes),
 		cmocka_unit_test(test_leb_ops),        cmocka_unit_test(test_static_update),
 		cmocka_unit_test(test_autoresize),     cmocka_unit_test(test_nand2k_geometry),
+		cmocka_unit_test(test_header_details),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
