@@ -254,10 +254,11 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 		stride = gcd64(stride, ec_off[0]) ? gcd64(stride, ec_off[0]) : stride;
 	how_add(g, "found %d EC headers (first at offset %" PRIu64 ", VID header offset %u, data offset %u);", n_ec,
 		ec_off[0], first.vid_hdr_offset, first.data_offset);
-	if (o->peb_size && o->with_oob != 1) {
+	if (o->peb_size && o->page_size && o->oob_size) {
+		stride = (uint64_t)o->peb_size / o->page_size * (o->page_size + o->oob_size);
+		how_add(g, "PEB size %u, page %u and OOB %u given;", o->peb_size, o->page_size, o->oob_size);
+	} else if (o->peb_size && o->with_oob != 1) {
 		stride = o->peb_size;
-		if (o->page_size && o->oob_size)
-			stride = (uint64_t)o->peb_size / o->page_size * (o->page_size + o->oob_size);
 		how_add(g, "PEB size %u given;", o->peb_size);
 	} else if (!stride) {
 		stride = g->file_size - ec_off[0];
@@ -294,7 +295,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 			if (o->page_size && p != o->page_size)
 				continue;
 			for (uint32_t n = 4; n <= 4096; n *= 2) {
-				if (stride % n)
+				if (stride % n || (o->peb_size && (uint64_t)n * p != o->peb_size))
 					continue;
 				uint64_t per = stride / n;
 				if (per <= p)
