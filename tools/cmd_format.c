@@ -51,7 +51,8 @@ static void usage(FILE *out)
 		"Format a flash image for UBI, like mtd-utils' ubiformat: keep the erase counters\n"
 		"already on flash, skip bad blocks, then either write a UBI image (ubinize output)\n"
 		"or leave an empty UBI (EC headers + an empty volume table).\n\n"
-		"-f, --flash-image=<file>     UBI image to write (ubinize output)\n"
+		"-f, --flash-image=<file>     UBI image to write (ubinize output; '-' = stdin)\n"
+		"-S, --image-size=<bytes>     size of the image (needed with -f -)\n"
 		"-e, --erase-counter=<num>    use this erase counter for every PEB instead of\n"
 		"                             keeping the old ones\n"
 		"-Q, --image-seq=<num>        32-bit image sequence number (default: random)\n"
@@ -169,10 +170,27 @@ static int scan(struct fmt *f, uint32_t *good, uint32_t *bad, uint32_t *unknown,
 	return 0;
 }
 
-static int flash_image(struct fmt *f, const char *image, uint32_t *next_peb)
+/* Read exactly len bytes (pipes deliver in pieces). */
+static bool read_full(int fd, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t r = read(fd, buf, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		buf += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+/* image "-" = standard input, whose size must be given (-S). */
+static int flash_image(struct fmt *f, const char *image, uint64_t image_size, uint32_t *next_peb)
 {
 	const struct flash_geometry *g = &f->dev->geo;
-	int fd = open(image, O_RDONLY);
+	bool is_stdin = !strcmp(image, "-");
+	int fd = is_stdin ? STDIN_FILENO : open(image, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "%s: error: cannot open \"%s\": %s\n", prog, image, strerror(errno));
 		return -1;
@@ -180,8 +198,22 @@ static int flash_image(struct fmt *f, const char *image, uint32_t *next_peb)
 	int ret = -1;
 	uint8_t *buf = malloc(g->peb_size);
 	struct stat st;
-	if (!buf || fstat(fd, &st))
+	if (!buf)
 		goto out;
+	if (is_stdin) {
+		if (!image_size) {
+			fprintf(stderr, "%s: error: an image read from standard input needs its size (-S)\n", prog);
+			goto out;
+		}
+		st.st_size = (off_t)image_size;
+	} else if (fstat(fd, &st)) {
+		fprintf(stderr, "%s: error: cannot stat \"%s\": %s\n", prog, image, strerror(errno));
+		goto out;
+	} else if (image_size && (uint64_t)st.st_size != image_size) {
+		fprintf(stderr, "%s: error: -S %llu differs from the size of \"%s\" (%lld bytes)\n", prog,
+			(unsigned long long)image_size, image, (long long)st.st_size);
+		goto out;
+	}
 	if (st.st_size == 0 || (uint64_t)st.st_size % g->peb_size) {
 		fprintf(stderr,
 			"%s: error: image \"%s\" (%lld bytes) is not a multiple of the eraseblock size (%u bytes): "
@@ -200,7 +232,7 @@ static int flash_image(struct fmt *f, const char *image, uint32_t *next_peb)
 	}
 	uint32_t peb = 0;
 	for (uint64_t i = 0; i < img_pebs; i++) {
-		if (pread(fd, buf, g->peb_size, (off_t)(i * g->peb_size)) != (ssize_t)g->peb_size) {
+		if (!read_full(fd, buf, g->peb_size)) {
 			fprintf(stderr, "%s: error: cannot read eraseblock %llu of \"%s\"\n", prog,
 				(unsigned long long)i, image);
 			goto out;
@@ -253,7 +285,8 @@ static int flash_image(struct fmt *f, const char *image, uint32_t *next_peb)
 	ret = 0;
 out:
 	free(buf);
-	close(fd);
+	if (!is_stdin)
+		close(fd);
 	return ret;
 }
 
@@ -328,6 +361,7 @@ int cmd_format(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"flash-image", required_argument, NULL, 'f'}, {"erase-counter", required_argument, NULL, 'e'},
+		{"image-size", required_argument, NULL, 'S'},
 		{"image-seq", required_argument, NULL, 'Q'},   {"sub-page-size", required_argument, NULL, 's'},
 		{"vid-hdr-offset", required_argument, NULL, 'O'}, {"ubi-ver", required_argument, NULL, 'x'},
 		{"no-volume-table", no_argument, NULL, 'n'},   {"yes", no_argument, NULL, 'y'},
@@ -337,11 +371,11 @@ int cmd_format(int argc, char **argv)
 	struct fmt f = {.ubi_ver = UBI_VERSION};
 	struct ubi_tool_geo_opts geo = {0};
 	const char *image = NULL;
-	uint64_t sub = 0, vidoff = 0, seq = 0, v;
+	uint64_t sub = 0, vidoff = 0, seq = 0, v, image_size = 0;
 	bool have_seq = false, novtbl = false;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "f:e:Q:s:O:x:nyqvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:S:e:Q:s:O:x:nyqvh", longopts, NULL)) != -1) {
 		int r = ubi_tool_geo_opt(&geo, c, optarg, prog);
 		if (r < 0)
 			return 2;
@@ -350,6 +384,12 @@ int cmd_format(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			image = optarg;
+			break;
+		case 'S':
+			if (!ubi_tool_parse_bytes(optarg, &image_size) || !image_size) {
+				fprintf(stderr, "%s: error: bad image size \"%s\"\n", prog, optarg);
+				return 2;
+			}
 			break;
 		case 'e':
 			if (!ubi_tool_parse_u64(optarg, &v) || v > UBI_MAX_ERASECOUNTER) {
@@ -459,7 +499,7 @@ int cmd_format(int argc, char **argv)
 		goto out;
 	}
 	uint32_t next = 0;
-	if (image && flash_image(&f, image, &next))
+	if (image && flash_image(&f, image, image_size, &next))
 		goto out;
 	if (format_rest(&f, next, !image && !novtbl))
 		goto out;

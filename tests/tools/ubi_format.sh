@@ -90,6 +90,12 @@ cmp -s vol0.bin vol0b.bin || fail "volume content changed when bad blocks were s
 "$UBIKIT" ubi info f.img --json > info1.json
 python3 -c "import json,sys; d=json.load(open('info1.json')); sys.exit(0 if d['bad_pebs']==2 else 1)" || fail "info: bad_pebs != 2"
 
+# 5b. The image from standard input (-f - -S SIZE), as ubiformat.
+"$UBIKIT" flash create p.img --size 16MiB --page 2048 --subpage 512 --peb 128KiB >/dev/null
+"$UBIKIT" format p.img -q -Q 44 -f - -S "$(stat -c %s img.ubi)" < img.ubi || fail "format -f - failed"
+"$UBIKIT" ubi read p.img -N data -o vol0c.bin || fail "cannot read the volume written from stdin"
+cmp -s vol0.bin vol0c.bin || fail "format -f - wrote other contents"
+
 # 6. Errors: clear message, non-zero exit.
 expect_err() { local re=$1; shift
   if "$UBIKIT" format "$@" >err.out 2>&1; then fail "format $* was accepted"; return; fi
@@ -100,6 +106,8 @@ expect_err "not a multiple of the eraseblock size" f.img -f short.ubi
 ubinize -o img4k.ubi -p 128KiB -m 2048 -s 2048 -Q 1 v.ini >/dev/null 2>&1
 expect_err "VID header offset 2048" f.img -f img4k.ubi
 expect_err "cannot open" f.img -f no-such.ubi
+expect_err "needs its size" f.img -f -
+expect_err "differs from the size" f.img -f img.ubi -S 4096
 expect_err "not usable|kernel would refuse" f.img -O 1000
 expect_err "no such file|cannot open" no-such.img
 python3 -c "open('raw.bin','wb').write(b'\xff'*(1<<20))"
