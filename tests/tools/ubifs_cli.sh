@@ -33,6 +33,21 @@ head -c 300000 /dev/urandom >"$S/random.bin"
 expect_rc 1 "random file" "$UBIKIT" info "$S/random.bin"
 grep -q "not a UBI/UBIFS image" "$S/err" || { cat "$S/err"; fail "random file: unclear message"; }
 
+# odd inputs: clean failures
+: >"$S/empty.img"
+expect_rc 1 "empty file" "$UBIKIT" info "$S/empty.img"
+head -c 100 /dev/zero | tr '\0' '\377' >"$S/ff.img"
+expect_rc 1 "100 bytes of 0xFF" "$UBIKIT" ls "$S/ff.img"
+expect_rc 1 "a directory as image" "$UBIKIT" ls "$S"
+gzip -dc "$D/nand2k-clean.img.gz" >"$S/full.img"
+head -c 200000 "$S/full.img" >"$S/trunc.img"
+rm -f "$S/full.img"
+set +e
+"$UBIKIT" ls -lR "$S/trunc.img" >/dev/null 2>"$S/err"
+rc=$?
+set -e
+[ $rc = 1 ] && [ -s "$S/err" ] || { cat "$S/err"; fail "truncated UBI image: exit $rc"; }
+
 img=$S/k.img
 gzip -dc "$D/nand2k-clean.img.gz" >"$img"
 expect_rc 0 "ls -l" "$UBIKIT" ls -l "$img" /
