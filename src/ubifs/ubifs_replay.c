@@ -4,6 +4,7 @@
  * (the last bud of each journal head with torn-tail recovery), sort all
  * nodes by sqnum and apply them to the TNC (spec §11.4). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,13 @@ static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 	/* only the last LEB of each head can have been written at a power cut */
 	int err = is_last ? ubifs_recover_leb(fs, b->lnum, b->offs, &sleb, (int)b->jhead)
 			  : ubifs_scan(fs, b->lnum, b->offs, &sleb);
+	if (err == -EUCLEAN && !is_last) {
+		char was[UTIL_ERR_MSG_MAX];
+		snprintf(was, sizeof(was), "%s", fs->err.msg);
+		return util_err_set(&fs->err, err,
+				    "%.300s (journal bud of head %u from offset %u; not the last bud of its head, so not a power cut)",
+				    was, b->jhead, b->offs);
+	}
 	if (err)
 		return err;
 	for (uint32_t i = 0; i < sleb.nodes_cnt && !err; i++) {

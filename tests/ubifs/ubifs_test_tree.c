@@ -17,6 +17,11 @@
 #include <unistd.h>
 #include <ubikit/ubikit.h>
 
+#include <zlib.h>
+
+#include "flash/flash.h"
+#include "flash/flash_sim.h"
+#include "ubi/ubi.h"
 #include "util/util_prng.h"
 
 int tt_run(const char *fmt, ...)
@@ -453,4 +458,67 @@ int tt_walk_all(struct ubikit_fs *fs, uint64_t *entries, uint64_t *errors)
 	walk(fs, UBIKIT_ROOT_INO, 0, entries, errors, buf);
 	free(buf);
 	return 0;
+}
+
+int tt_ubi_gz_to_flat(const char *gz, const struct flash_geometry *geo, int has_oob, const char *workfile,
+		      uint8_t **img, size_t *len, uint32_t *leb_size)
+{
+	uint64_t page = geo->page_size + (has_oob ? geo->oob_size : 0);
+	uint64_t dev = (uint64_t)geo->peb_size / geo->page_size * page * geo->peb_count;
+	uint8_t *buf = malloc(dev);
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0xFF, dev);
+	gzFile g = gzopen(gz, "rb");
+	if (!g) {
+		free(buf);
+		return -ENOENT;
+	}
+	int n = gzread(g, buf, (unsigned)dev);
+	gzclose(g);
+	FILE *f = fopen(workfile, "wb");
+	if (n <= 0 || !f || fwrite(buf, 1, dev, f) != dev) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return -EIO;
+	}
+	fclose(f);
+	free(buf);
+	struct flash_dev *fl;
+	char e[256];
+	int err = flash_sim_open_ex(workfile, geo, has_oob, true, &fl, e, sizeof(e));
+	if (err) {
+		fprintf(stderr, "flash open: %s\n", e);
+		return err;
+	}
+	struct ubi_attach_opts o;
+	ubi_attach_opts_default(&o);
+	o.read_only = true;
+	struct ubi_device *ubi;
+	err = ubi_attach_msg(fl, &o, &ubi, e, sizeof(e));
+	if (err) {
+		fprintf(stderr, "attach: %s\n", e);
+		flash_close(fl);
+		return err;
+	}
+	struct ubi_vol_io vol;
+	err = ubi_volume_io(ubi, 0, &vol);
+	if (!err) {
+		*len = (size_t)vol.leb_count * vol.leb_size;
+		*leb_size = vol.leb_size;
+		*img = malloc(*len);
+		if (!*img)
+			err = -ENOMEM;
+		for (uint32_t l = 0; !err && l < vol.leb_count; l++)
+			err = vol.read(vol.ctx, l, 0, *img + (size_t)l * vol.leb_size, vol.leb_size);
+		if (err) {
+			free(*img);
+			*img = NULL;
+		}
+	}
+	ubi_detach(ubi);
+	flash_close(fl);
+	remove(workfile);
+	return err;
 }

@@ -26,4 +26,11 @@ int tt_compare_tree(struct ubikit_fs *fs, const char *src, uint64_t *entries);
  * corrupt images: must never crash. errors = calls that returned errors. */
 int tt_walk_all(struct ubikit_fs *fs, uint64_t *entries, uint64_t *errors);
 
+struct flash_geometry;
+/* Unpack a gzip'd raw flash image (UBI), attach it read-only with our UBI and
+ * copy volume 0 out as a bare UBIFS image (LEBs back to back, unmapped =
+ * 0xFF). Returns 0, *img malloc'd. */
+int tt_ubi_gz_to_flat(const char *gz, const struct flash_geometry *geo, int has_oob, const char *workfile,
+		      uint8_t **img, size_t *len, uint32_t *leb_size);
+
 #endif

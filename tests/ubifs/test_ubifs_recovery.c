@@ -1,0 +1,283 @@
+/* test_ubifs_recovery — the kernel's recovery rules on a kernel-written
+ * power-cut image (tests/data/ubifs/replay-nand2k), damaged on purpose:
+ *  - garbage in the last written unit of the last bud, 0xFF after it: a torn
+ *    write, cut silently;
+ *  - a corrupt last node of the last bud: dropped;
+ *  - garbage followed by more data, or a bad node in a bud that is not the
+ *    last of its head: refused, naming the LEB and offset;
+ *  - a damaged copy of the master node: the other one is used;
+ *    both master LEBs destroyed, or the log tail's commit start node broken:
+ *    refused with a message. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <ubikit/ubikit.h>
+
+#include "flash/flash.h"
+#include "fs/fs.h"
+#include "ubi/ubi_flat.h"
+#include "ubifs/ubifs.h"
+#include "ubifs/ubifs_scan.h"
+#include "ubifs_test_tree.h"
+#include "util/util_endian.h"
+
+#define WORK UBIKIT_BUILD_DIR "/ubifs-recovery"
+
+static uint8_t *base;
+static size_t base_len;
+static uint32_t leb;
+static uint64_t base_entries;
+
+struct bud {
+	uint32_t lnum, offs, jhead;
+};
+static struct bud buds[64];
+static int nbuds;
+static uint32_t log_lnum;
+
+static int mount_img(const uint8_t *img, struct ubikit_fs **fs, struct ubi_vol_io *vol, char *msg, size_t ml)
+{
+	struct util_err e;
+	util_err_clear(&e);
+	int err = ubi_flat_open_mem(img, base_len, leb, 1, vol, &e);
+	if (err) {
+		snprintf(msg, ml, "%s", e.msg);
+		return err;
+	}
+	err = ubikit_mount_ex(vol, NULL, fs, msg, ml);
+	if (err)
+		ubi_flat_close(vol);
+	return err;
+}
+
+static int ref_cb(void *arg, const struct ubifs_scan_node *n)
+{
+	(void)arg;
+	if (n->kind == UBIFS_SCAN_NODE && n->type == UBIFS_REF_NODE && nbuds < 64) {
+		buds[nbuds].lnum = get_le32(n->node + 24);
+		buds[nbuds].offs = get_le32(n->node + 28);
+		buds[nbuds].jhead = get_le32(n->node + 32);
+		nbuds++;
+	}
+	return 0;
+}
+
+struct lastnode {
+	uint32_t node_offs, node_len, empty_offs;
+};
+static int last_cb(void *arg, const struct ubifs_scan_node *n)
+{
+	struct lastnode *l = arg;
+	if (n->kind == UBIFS_SCAN_NODE) {
+		l->node_offs = n->offs;
+		l->node_len = n->len;
+	} else if (n->kind == UBIFS_SCAN_EMPTY) {
+		l->empty_offs = n->offs;
+	}
+	return 0;
+}
+
+static int setup(void **s)
+{
+	(void)s;
+	if (tt_run("mkdir -p '%s'", WORK))
+		return -1;
+	struct flash_geometry geo = {FLASH_NAND, 2048, 512, 64, 131072, 128};
+	int err = tt_ubi_gz_to_flat(UBIKIT_TEST_DATA "/ubifs/replay-nand2k.img.gz", &geo, 0, WORK "/nand.img", &base,
+				    &base_len, &leb);
+	if (err)
+		return -1;
+	struct ubikit_fs *fs;
+	struct ubi_vol_io vol;
+	char msg[512];
+	if (mount_img(base, &fs, &vol, msg, sizeof(msg))) {
+		fprintf(stderr, "baseline mount: %s\n", msg);
+		return -1;
+	}
+	struct ubifs_fs_info info;
+	ubifs_get_info(fs_ubifs(fs), &info);
+	log_lnum = info.mst.log_lnum;
+	uint64_t errors;
+	tt_walk_all(fs, &base_entries, &errors);
+	ubikit_unmount(fs);
+	/* the buds, from the reference nodes of the log */
+	if (ubifs_scan_leb(&vol, log_lnum, 8, ref_cb, NULL))
+		return -1;
+	ubi_flat_close(&vol);
+	fprintf(stderr, "baseline: %llu entries, log LEB %u, %d buds\n", (unsigned long long)base_entries, log_lnum, nbuds);
+	return nbuds >= 2 && errors == 0 ? 0 : -1;
+}
+
+static int teardown(void **s)
+{
+	(void)s;
+	free(base);
+	return 0;
+}
+
+static int last_bud_of(uint32_t jhead)
+{
+	int r = -1;
+	for (int i = 0; i < nbuds; i++)
+		if (buds[i].jhead == jhead)
+			r = i;
+	return r;
+}
+
+static struct lastnode scan_last(const uint8_t *img, uint32_t lnum)
+{
+	struct ubi_vol_io vol;
+	struct lastnode l = {0, 0, leb};
+	assert_int_equal(ubi_flat_open_mem(img, base_len, leb, 1, &vol, NULL), 0);
+	assert_int_equal(ubifs_scan_leb(&vol, lnum, 8, last_cb, &l), 0);
+	ubi_flat_close(&vol);
+	return l;
+}
+
+static void expect_mount_ok(const uint8_t *img, int expect_recovered)
+{
+	struct ubikit_fs *fs;
+	struct ubi_vol_io vol;
+	char msg[512];
+	int err = mount_img(img, &fs, &vol, msg, sizeof(msg));
+	if (err)
+		fail_msg("mount refused: %d %s", err, msg);
+	struct ubifs_fs_info info;
+	ubifs_get_info(fs_ubifs(fs), &info);
+	uint64_t entries, errors;
+	tt_walk_all(fs, &entries, &errors);
+	fprintf(stderr, "  mounted: %llu entries (%llu before), %llu errors, %u torn tails cut, master recovered %d\n",
+		(unsigned long long)entries, (unsigned long long)base_entries, (unsigned long long)errors,
+		info.recovered_lebs, info.mst_recovered);
+	assert_int_equal(errors, 0);
+	assert_true(entries + 2 >= base_entries);
+	if (expect_recovered)
+		assert_true(info.recovered_lebs >= 1);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+}
+
+static void expect_refused(const uint8_t *img, const char *must_contain)
+{
+	struct ubikit_fs *fs;
+	struct ubi_vol_io vol;
+	char msg[512] = "";
+	int err = mount_img(img, &fs, &vol, msg, sizeof(msg));
+	if (!err) {
+		ubikit_unmount(fs);
+		ubi_flat_close(&vol);
+		fail_msg("mount should have been refused");
+	}
+	fprintf(stderr, "  refused (%d): %s\n", err, msg);
+	assert_non_null(strstr(msg, must_contain));
+}
+
+static uint8_t *copy(void)
+{
+	uint8_t *c = malloc(base_len);
+	memcpy(c, base, base_len);
+	return c;
+}
+
+static void t_torn_tail(void **s)
+{
+	(void)s;
+	int b = last_bud_of(2);
+	assert_true(b >= 0);
+	uint8_t *img = copy();
+	struct lastnode l = scan_last(img, buds[b].lnum);
+	assert_true(l.empty_offs < leb - 4096);
+	fprintf(stderr, "last data bud LEB %u, empty from %u\n", buds[b].lnum, l.empty_offs);
+	memset(img + (size_t)buds[b].lnum * leb + l.empty_offs, 0x00, 100);
+	expect_mount_ok(img, 1);
+	/* more data two write units later: not a power cut any more */
+	memset(img + (size_t)buds[b].lnum * leb + l.empty_offs + 3 * 2048, 0x5A, 64);
+	char where[64];
+	snprintf(where, sizeof(where), "LEB %u:", buds[b].lnum);
+	expect_refused(img, where);
+	free(img);
+}
+
+static void t_corrupt_last_node(void **s)
+{
+	(void)s;
+	int b = last_bud_of(1);
+	assert_true(b >= 0);
+	uint8_t *img = copy();
+	struct lastnode l = scan_last(img, buds[b].lnum);
+	assert_true(l.node_len > 0);
+	img[(size_t)buds[b].lnum * leb + l.node_offs + l.node_len - 1] ^= 0xFF;
+	expect_mount_ok(img, 0);
+	free(img);
+}
+
+static void t_bad_node_in_older_bud(void **s)
+{
+	(void)s;
+	int b = -1;
+	for (int i = 0; i < nbuds && b < 0; i++)
+		if (last_bud_of(buds[i].jhead) != i)
+			b = i;
+	if (b < 0) {
+		fprintf(stderr, "no bud that is not the last of its head: skipped\n");
+		return;
+	}
+	uint8_t *img = copy();
+	size_t at = (size_t)buds[b].lnum * leb + buds[b].offs;
+	assert_int_equal(get_le32(img + at), 0x06101831u);
+	img[at + 30] ^= 0x01; /* inside the first node: its CRC breaks */
+	char where[64];
+	snprintf(where, sizeof(where), "LEB %u:%u", buds[b].lnum, buds[b].offs);
+	expect_refused(img, where);
+	free(img);
+}
+
+static int mst_cb(void *arg, const struct ubifs_scan_node *n)
+{
+	if (n->kind == UBIFS_SCAN_NODE && n->type == UBIFS_MST_NODE)
+		*(uint32_t *)arg = n->offs;
+	return 0;
+}
+
+static void t_master(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	struct ubi_vol_io vol;
+	uint32_t off2 = 0;
+	assert_int_equal(ubi_flat_open_mem(img, base_len, leb, 1, &vol, NULL), 0);
+	assert_int_equal(ubifs_scan_leb(&vol, 2, 8, mst_cb, &off2), 0);
+	ubi_flat_close(&vol);
+	/* the newest copy in LEB 2 damaged: LEB 1's copy is used */
+	img[(size_t)2 * leb + off2 + 100] ^= 0x10;
+	expect_mount_ok(img, 0);
+	/* both master LEBs destroyed */
+	memset(img + (size_t)1 * leb, 0x00, 2 * (size_t)leb);
+	expect_refused(img, "master");
+	free(img);
+}
+
+static void t_log_tail(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	img[(size_t)log_lnum * leb + 12] ^= 0x01; /* the commit start node's sqnum */
+	char where[64];
+	snprintf(where, sizeof(where), "LEB %u:0", log_lnum);
+	expect_refused(img, where);
+	free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_torn_tail), cmocka_unit_test(t_corrupt_last_node),
+		cmocka_unit_test(t_bad_node_in_older_bud), cmocka_unit_test(t_master), cmocka_unit_test(t_log_tail),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
