@@ -317,9 +317,11 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 	}
 
 	if (img->geo.kind == TOOL_KIND_SIM) {
-		ret = flash_sim_open(path, NULL, o->with_oob == 1, true, &img->flash);
+		char ferr[256] = "";
+		ret = flash_sim_open_ex(path, NULL, o->with_oob == 1, true, &img->flash, ferr, sizeof(ferr));
 		if (ret) {
-			snprintf(img->err, sizeof(img->err), "cannot open simulator flash %s: %s", path, strerror(-ret));
+			snprintf(img->err, sizeof(img->err), "cannot open simulator flash %s: %s", path,
+				 ferr[0] ? ferr : strerror(-ret));
 			goto fail;
 		}
 		struct flash_geometry *fg = &img->flash->geo;
@@ -349,11 +351,12 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 			};
 			if (fg.type == FLASH_NAND && !fg.oob_size)
 				fg.oob_size = fg.page_size >= 2048 ? fg.page_size / 32 : 16;
-			ret = flash_sim_open(path, &fg, img->geo.has_oob, true, &img->flash);
+			char ferr[256] = "";
+			ret = flash_sim_open_ex(path, &fg, img->geo.has_oob, true, &img->flash, ferr, sizeof(ferr));
 			if (ret) {
 				snprintf(img->err, sizeof(img->err), "cannot open %s as flash (PEB %u x %u, page %u%s): %s",
 					 path, fg.peb_size, fg.peb_count, fg.page_size, img->geo.has_oob ? " + OOB" : "",
-					 strerror(-ret));
+					 ferr[0] ? ferr : strerror(-ret));
 				goto fail;
 			}
 			ret = attach(img, o);

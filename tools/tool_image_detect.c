@@ -331,9 +331,10 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 		how_add(g, "%" PRIu64 " = %u pages x (%u + %u OOB): NAND dump with OOB (%d VID headers confirm);",
 			stride, g->peb_size / g->page_size, g->page_size, g->oob_size, best_score);
 	}
-	g->peb_count = (uint32_t)(g->file_size / g->peb_stride);
+	/* A partial last PEB is kept (the missing bytes read as erased). */
+	g->peb_count = (uint32_t)((g->file_size + g->peb_stride - 1) / g->peb_stride);
 	if (g->file_size % g->peb_stride)
-		how_add(g, "file size is not a whole number of PEBs (%" PRIu64 " bytes left over, ignored);",
+		how_add(g, "file size is not a whole number of PEBs (last PEB has only %" PRIu64 " bytes: truncated?);",
 			g->file_size % g->peb_stride);
 	if (g->data_offset >= g->peb_size) {
 		snprintf(msg, msglen, "data offset %u is not inside a PEB of %u bytes", g->data_offset, g->peb_size);
