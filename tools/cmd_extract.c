@@ -31,6 +31,7 @@
 #define COPY_BUF (256u << 10)
 #define SPARSE_BLK 4096u
 #define PROGRESS_MIN_BYTES (32ull << 20)
+#define XT_MAX_DEPTH 1024
 
 /* ino -> first extracted path, for hard links (open addressing). */
 struct link_map {
@@ -49,6 +50,7 @@ struct xctx {
 	char *buf;
 	uint64_t est_total;
 	struct timespec last_prog;
+	uint64_t ancestors[XT_MAX_DEPTH]; /* directory inodes on the current path */
 };
 
 static int map_put(struct link_map *m, uint64_t ino, const char *path)
@@ -341,10 +343,19 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 		}
 	}
 	c->s->dirs++;
-	if (depth > 4096) {
-		fail(c, src, "directory nesting deeper than 4096 levels (a loop in the image?)");
+	if (depth >= XT_MAX_DEPTH) {
+		fail(c, src, "directory nesting deeper than %d levels: not followed", XT_MAX_DEPTH);
 		return -ELOOP;
 	}
+	/* A corrupt image can link a directory below itself: never recurse into
+	 * an inode that is already on the path. */
+	for (int i = 0; i < depth; i++)
+		if (c->ancestors[i] == st->ino) {
+			fail(c, src, "directory inode %" PRIu64 " is its own ancestor (a loop in the image): not followed",
+			     st->ino);
+			return -ELOOP;
+		}
+	c->ancestors[depth] = st->ino;
 	struct ubikit_dirent de;
 	uint64_t cookie = 0;
 	int ret;

@@ -14,8 +14,12 @@
 #include "commands.h"
 #include "tool_image.h"
 
+#define LS_MAX_DEPTH 1024
+
 struct ls_ctx {
 	struct ubikit_fs *fs;
+	int depth;
+	uint64_t ancestors[LS_MAX_DEPTH]; /* directory inodes on the current path */
 	int longfmt, recursive, show_ino;
 	int errors;
 };
@@ -97,6 +101,19 @@ static void print_ent(struct ls_ctx *c, const char *path, const char *name, cons
 static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int header)
 {
 	int ret = 0;
+	for (int i = 0; i < c->depth; i++)
+		if (c->ancestors[i] == dir_ino) {
+			fprintf(stderr, "ubikit ls: %s: directory inode %" PRIu64 " is its own ancestor (a loop in the image): not followed\n",
+				path, dir_ino);
+			c->errors++;
+			return -ELOOP;
+		}
+	if (c->depth >= LS_MAX_DEPTH) {
+		fprintf(stderr, "ubikit ls: %s: deeper than %d levels: not followed\n", path, LS_MAX_DEPTH);
+		c->errors++;
+		return -ELOOP;
+	}
+	c->ancestors[c->depth] = dir_ino;
 	size_t n = 0, cap = 64;
 	struct ls_ent *ents = malloc(cap * sizeof(*ents));
 	struct ubikit_dirent de;
@@ -147,7 +164,9 @@ static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int he
 			if (!p)
 				continue;
 			putchar('\n');
+			c->depth++;
 			list_dir(c, p, ents[i].st.ino, 1);
+			c->depth--;
 			free(p);
 		}
 	}

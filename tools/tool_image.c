@@ -338,7 +338,8 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		 * remaining PEBs are erased, as after flashing it onto a device. */
 		uint32_t extra = 0;
 		/* layout volume (2) + WL and atomic-change reserve (2) */
-		if (img->geo.vtbl_pebs && !o->peb_size && img->geo.vtbl_pebs + 4 > img->geo.peb_count)
+		if (img->geo.vtbl_pebs && !o->peb_size && img->geo.vtbl_pebs + 4 > img->geo.peb_count &&
+		    img->geo.vtbl_pebs < (1u << 20)) /* bound: a corrupt table must not ask for millions */
 			extra = img->geo.vtbl_pebs + 4 - img->geo.peb_count;
 		for (int attempt = 0;; attempt++) {
 			struct flash_geometry fg = {
