@@ -390,38 +390,57 @@ int ubifs_tnc_lookup_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const ch
 
 /* ---- changes ---- */
 
-/* Make z and its ancestors dirty (pinned, full capacity). z may move in
- * memory; the new address is returned (NULL on allocation failure). */
-static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z)
+/* Move z to a new allocation of cap branches, fixing the pointers of its
+ * parent (or the root) and of its loaded children. NULL on allocation failure
+ * (z is then unchanged). */
+static struct ubifs_znode *znode_relocate(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t cap)
 {
 	struct ubifs_tnc *t = &fs->tnc;
-	struct ubifs_znode *ret = NULL;
+	struct ubifs_znode *nz = znode_alloc(t, cap);
+	if (!nz)
+		return NULL;
+	memcpy(nz, z, znode_bytes(z->child_cnt));
+	nz->cap = (uint16_t)cap;
+	int was_in_lru = z->in_lru;
+	lru_del(t, z);
+	nz->lru_prev = nz->lru_next = NULL;
+	nz->in_lru = 0;
+	if (z->parent)
+		z->parent->zbranch[z->iip].child = nz;
+	else
+		t->root = nz;
+	fix_children(nz);
+	znode_free(t, z);
+	if (was_in_lru)
+		lru_touch(t, nz);
+	return nz;
+}
+
+/* Make z and its ancestors dirty: pinned in memory, never evicted (and what
+ * a future commit writes). */
+static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z)
+{
 	for (struct ubifs_znode *cur = z; cur; cur = cur->parent) {
-		if (!cur->dirty) {
-			lru_del(t, cur);
-			cur->dirty = 1;
-		}
-		if (cur->cap < fs->fanout) {
-			struct ubifs_znode *nz = znode_alloc(t, fs->fanout);
-			if (!nz)
-				return NULL;
-			uint32_t cap = nz->cap;
-			memcpy(nz, cur, znode_bytes(cur->child_cnt));
-			nz->cap = (uint16_t)cap;
-			nz->lru_prev = nz->lru_next = NULL;
-			nz->in_lru = 0;
-			if (cur->parent)
-				cur->parent->zbranch[cur->iip].child = nz;
-			else
-				t->root = nz;
-			fix_children(nz);
-			znode_free(t, cur);
-			cur = nz;
-		}
-		if (!ret)
-			ret = cur;
+		if (cur->dirty)
+			break; /* its ancestors are dirty already */
+		lru_del(&fs->tnc, cur);
+		cur->dirty = 1;
 	}
-	return ret;
+	return z;
+}
+
+/* Room for one more branch in z (dirty): grow the allocation geometrically
+ * up to fanout, so that a huge fanout costs memory only when used. */
+static struct ubifs_znode *make_room(struct ubifs_fs *fs, struct ubifs_znode *z)
+{
+	if (z->child_cnt < z->cap || z->cap >= fs->fanout)
+		return z;
+	uint32_t cap = z->cap * 2u;
+	if (cap < 8)
+		cap = 8;
+	if (cap > fs->fanout)
+		cap = fs->fanout;
+	return znode_relocate(fs, z, cap);
 }
 
 /* After inserting a smaller key at branch 0 of z, lower the keys above. */
@@ -445,6 +464,9 @@ static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, co
 	struct ubifs_tnc *t = &fs->tnc;
 	uint32_t fanout = fs->fanout;
 	if (z->child_cnt < fanout) {
+		z = make_room(fs, z);
+		if (!z)
+			return -ENOMEM;
 		memmove(&z->zbranch[n + 1], &z->zbranch[n], (z->child_cnt - n) * sizeof(z->zbranch[0]));
 		z->zbranch[n] = *zbr;
 		z->child_cnt++;
@@ -455,7 +477,7 @@ static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, co
 	}
 	/* split: fanout + 1 branches, the left half stays in z */
 	struct ubifs_zbranch *all = malloc((fanout + 1) * sizeof(*all));
-	struct ubifs_znode *zn = znode_alloc(t, fanout);
+	struct ubifs_znode *zn = znode_alloc(t, fanout + 1 - (fanout + 1) / 2);
 	if (!all || !zn) {
 		free(all);
 		if (zn)
@@ -479,7 +501,7 @@ static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, co
 		fix_parent_keys(z);
 	struct ubifs_zbranch up = {.key = zn->zbranch[0].key, .child = zn};
 	if (!z->parent) {
-		struct ubifs_znode *r = znode_alloc(t, fanout);
+		struct ubifs_znode *r = znode_alloc(t, 2);
 		if (!r) {
 			/* keep the tree whole: give the moved branches back is not
 			 * possible without room, so report; the mount fails anyway */
