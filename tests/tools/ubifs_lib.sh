@@ -50,6 +50,9 @@ make_tree() {
 			mknod chardev c 1 3
 			mknod blockdev b 7 42
 			ln chardev chardev.hard
+			chown 1234:5678 f4095
+			chown -h 42:43 link.rel
+			chown 1000:1000 sticky
 		fi
 		printf 'space name\n' >'name with spaces'
 		printf 'utf8\n' >'été ünïcødé'
@@ -84,7 +87,7 @@ manifest() {
 			awk '{ h=$1; sub(/^[^ ]+  /, ""); print $0 "\t" h }' | sort >"$TMPDIR_M/md5.$$"
 		find . -mindepth 1 \( -type c -o -type b \) -printf '%P\0' | xargs -0 -r stat -c '%n	%t:%T' | \
 			sort >"$TMPDIR_M/dev.$$"
-		find . -mindepth 1 -printf '%P\t%y\t%m\t%s\t%Ts\t%l\n' | sort | \
+		find . -mindepth 1 -printf '%P\t%y\t%m:%U:%G\t%s\t%Ts\t%l\n' | sort | \
 			awk -F'\t' -v G="$TMPDIR_M/groups.$$" -v M="$TMPDIR_M/md5.$$" -v D="$TMPDIR_M/dev.$$" '
 			BEGIN {
 				while ((getline l < G) > 0) { split(l, a, "\t"); grp[a[1]] = a[2] }
