@@ -107,6 +107,11 @@ int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct 
 				   lnum, at, why, start);
 		goto fail;
 	}
+	/* something was cut: a bad spot, or nodes dropped below */
+	int cut = ret == UBIFS_SCANNED_GARBAGE || ret == UBIFS_SCANNED_A_BAD_PAD_NODE ||
+		  ret == UBIFS_SCANNED_A_CORRUPT_NODE ||
+		  (ret == UBIFS_SCANNED_EMPTY_SPACE && !is_empty_from(leb, offs, fs->leb_size));
+	uint32_t nodes_before = sleb->nodes_cnt;
 	uint32_t min_io_unit = offs / fs->min_io_size * fs->min_io_size;
 	if (jhead != UBIFS_GC_HEAD)
 		drop_last_group(sleb, &offs); /* an incomplete group is dropped as a whole */
@@ -116,7 +121,7 @@ int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct 
 	sleb->endpt = align_up(offs, fs->min_io_size);
 	if (sleb->endpt > fs->leb_size)
 		sleb->endpt = fs->leb_size;
-	if (ret != UBIFS_SCANNED_EMPTY_SPACE || sleb->endpt != offs)
+	if (cut || sleb->nodes_cnt != nodes_before)
 		fs->recovered_lebs++;
 	return 0;
 fail:
