@@ -205,7 +205,7 @@ static int dump_ubifs(struct tool_out *o, struct tool_image *img, long leb, bool
 		tool_out_text(o, "(superblock unreadable: %s; index nodes checked against LEB size only)\n", e.msg);
 	struct dump_ctx c = {.o = o, .all = all || leb >= 0};
 	int rc = 0;
-	tool_out_arr(o, "ubifs_lebs");
+	tool_out_arr_json(o, "ubifs_lebs");
 	uint32_t first = leb >= 0 ? (uint32_t)leb : 0, last = leb >= 0 ? (uint32_t)leb : img->vol.leb_count - 1;
 	if (leb >= 0 && (uint64_t)leb >= img->vol.leb_count) {
 		tool_out_end(o);
@@ -247,7 +247,7 @@ static int dump_ubi(struct tool_out *o, struct tool_image *img, long peb, bool a
 	struct ubi_dev_info di;
 	if (img->ubi && !ubi_dev_info(img->ubi, &di))
 		vid_off = di.vid_hdr_offset;
-	tool_out_arr(o, "pebs");
+	tool_out_arr_json(o, "pebs");
 	uint32_t first = peb >= 0 ? (uint32_t)peb : 0, last = peb >= 0 ? (uint32_t)peb : fl->geo.peb_count - 1;
 	if (peb >= 0 && (uint64_t)peb >= fl->geo.peb_count) {
 		tool_out_end(o);

@@ -93,6 +93,17 @@ void tool_out_arr(struct tool_out *o, const char *key)
 	open_(o, key, true);
 }
 
+void tool_out_arr_json(struct tool_out *o, const char *key)
+{
+	if (o->json) {
+		open_(o, key, true);
+	} else if (o->depth + 1 < TOOL_OUT_DEPTH) {
+		o->depth++;
+		o->first[o->depth] = true;
+		o->in_arr[o->depth] = true;
+	}
+}
+
 void tool_out_end(struct tool_out *o)
 {
 	bool arr = o->in_arr[o->depth];

@@ -21,6 +21,8 @@ void tool_out_finish(struct tool_out *o);
 /* key may be NULL inside arrays. */
 void tool_out_obj(struct tool_out *o, const char *key);
 void tool_out_arr(struct tool_out *o, const char *key);
+/* An array that has a header in JSON only (text mode prints its own lines). */
+void tool_out_arr_json(struct tool_out *o, const char *key);
 void tool_out_end(struct tool_out *o);
 void tool_out_u64(struct tool_out *o, const char *key, uint64_t v);
 void tool_out_i64(struct tool_out *o, const char *key, int64_t v);
