@@ -2,7 +2,9 @@
  *
  * Input: byte 0 selects the flash (bit 0: NOR with 16 KiB PEBs, else NAND
  * with 512-byte pages, 256-byte sub-pages, 16 KiB PEBs; bit 1: also attach
- * read-write and run the background work), the rest is the flash image
+ * read-write and run the background work; bit 2: recompute every header,
+ * vtbl record and copy data CRC first, so mutations reach the logic behind
+ * the CRC checks), the rest is the flash image
  * (2..16 PEBs, missing bytes 0xFF). The image goes into a RAM simulator,
  * is attached read-only, every LEB of every volume is read (static volumes
  * CRC-checked), then detached. Any crash, hang, leak or sanitizer report
@@ -13,6 +15,8 @@
 
 #include "flash/flash_sim.h"
 #include "ubi/ubi.h"
+#include "util/util_crc.h"
+#include "util/util_endian.h"
 
 enum { PEB = 16384, MAXPEB = 16 };
 
@@ -73,6 +77,33 @@ static void read_all(struct ubi_device *u)
 	free(buf);
 }
 
+static void put_crc(uint8_t *p, size_t n)
+{
+	put_be32(p + n, util_crc32(UTIL_CRC32_INIT, p, n));
+}
+
+/* Make every CRC in the image right (mode bit 2). */
+static void fix_crcs(uint8_t *img, size_t len, bool nor)
+{
+	uint32_t vidoff = nor ? 64 : 256, doff = nor ? 128 : 512, leb = PEB - doff;
+	uint32_t slots = leb / 172 > 128 ? 128 : leb / 172;
+	for (size_t base = 0; base + PEB <= len; base += PEB) {
+		uint8_t *pe = img + base;
+		if (get_be32(pe) == 0x55424923u)
+			put_crc(pe, 60);
+		uint8_t *vh = pe + vidoff;
+		if (get_be32(vh) != 0x55424921u)
+			continue;
+		uint32_t vol_id = get_be32(vh + 8), data_size = get_be32(vh + 20);
+		if (vol_id == UBI_LAYOUT_VOLUME_ID)
+			for (uint32_t i = 0; i < slots; i++)
+				put_crc(pe + doff + i * 172, 168);
+		if (data_size <= leb && (vh[6] == 1 || vh[5] == 2))
+			put_be32(vh + 32, util_crc32(UTIL_CRC32_INIT, pe + doff, data_size));
+		put_crc(vh, 60);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -82,7 +113,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	if (size > (size_t)MAXPEB * PEB)
 		size = (size_t)MAXPEB * PEB;
-	struct flash_dev *f = load(data, size, mode & 1);
+	struct flash_dev *f;
+	if (mode & 4) {
+		uint8_t *img = malloc(size ? size : 1);
+		if (!img)
+			return 0;
+		memcpy(img, data, size);
+		fix_crcs(img, size, mode & 1);
+		f = load(img, size, mode & 1);
+		free(img);
+	} else {
+		f = load(data, size, mode & 1);
+	}
 	if (!f)
 		return 0;
 	struct ubi_attach_opts o;
