@@ -16,10 +16,11 @@ int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino
 	if (inum == 0 || inum > UBIFS_MAX_INUM)
 		return -ENOENT;
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_INO_KEY, 0);
-	uint32_t len;
-	int err = ubifs_tnc_lookup(fs, &k, fs->nbuf, &len);
+	struct ubifs_zbranch at;
+	int err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &at);
 	if (err)
 		return err;
+	uint32_t len = at.len;
 	struct ubifs_ino_node n;
 	ubifs_ino_unpack(fs->nbuf, &n);
 	const char *bad = NULL;
@@ -64,8 +65,10 @@ int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino
 		}
 	}
 	if (bad) {
-		return util_err_set(&fs->err, -EINVAL, "inode %llu: %s (mode 0%o, data_len %u, size %llu; kernel check %d)",
-				    (unsigned long long)inum, bad, n.mode, n.data_len, (unsigned long long)n.size, code);
+		return util_err_set(&fs->err, -EINVAL,
+				    "inode %llu (node at LEB %u:%u): %s (mode 0%o, data_len %u, size %llu; kernel check %d)",
+				    (unsigned long long)inum, at.lnum, at.offs, bad, n.mode, n.data_len,
+				    (unsigned long long)n.size, code);
 	}
 	memset(ino, 0, offsetof(struct ubifs_inode, data));
 	ino->inum = inum;
@@ -99,8 +102,9 @@ int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino
 static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *out)
 {
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_DATA_KEY, block);
-	uint32_t len;
-	int err = ubifs_tnc_lookup(fs, &k, fs->nbuf, &len);
+	struct ubifs_zbranch at;
+	int err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &at);
+	uint32_t len = at.len;
 	if (err == -ENOENT) {
 		memset(out, 0, UBIFS_BLOCK_SIZE);
 		return 0;
@@ -110,8 +114,8 @@ static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_
 	struct ubifs_data_node d;
 	ubifs_data_unpack(fs->nbuf, len, &d);
 	if (d.size == 0 || d.size > UBIFS_BLOCK_SIZE)
-		return util_err_set(&fs->err, -EINVAL, "data node of inode %llu block %u: bad size %u",
-				    (unsigned long long)inum, block, d.size);
+		return util_err_set(&fs->err, -EINVAL, "data node of inode %llu block %u at LEB %u:%u: bad size %u",
+				    (unsigned long long)inum, block, at.lnum, at.offs, d.size);
 	size_t out_len = UBIFS_BLOCK_SIZE;
 	err = ubifs_decompress(fs, d.data, d.data_len, out, &out_len, d.compr_type);
 	if (err == -EOPNOTSUPP)
@@ -119,8 +123,8 @@ static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_
 				    (unsigned long long)inum, block, ubifs_compr_name(d.compr_type));
 	if (err || out_len != d.size)
 		return util_err_set(&fs->err, -EINVAL,
-				    "data node of inode %llu block %u (%s, %u stored bytes): decompresses to %zu bytes, expected %u%s",
-				    (unsigned long long)inum, block, ubifs_compr_name(d.compr_type), d.data_len,
+				    "data node of inode %llu block %u at LEB %u:%u (%s, %u stored bytes): decompresses to %zu bytes, expected %u%s",
+				    (unsigned long long)inum, block, at.lnum, at.offs, ubifs_compr_name(d.compr_type), d.data_len,
 				    err ? (size_t)0 : out_len, d.size, err ? " (bad compressed data)" : "");
 	if (d.size < UBIFS_BLOCK_SIZE)
 		memset(out + d.size, 0, UBIFS_BLOCK_SIZE - d.size);

@@ -344,6 +344,15 @@ int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, ui
 
 int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, uint32_t *len)
 {
+	struct ubifs_zbranch zb;
+	int err = ubifs_tnc_lookup_at(fs, k, buf, &zb);
+	if (!err && len)
+		*len = zb.len;
+	return err;
+}
+
+int ubifs_tnc_lookup_at(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, struct ubifs_zbranch *where)
+{
 	struct ubifs_tnc_pos pos;
 	int err = ubifs_tnc_seek(fs, k, 0, &pos);
 	if (err)
@@ -354,8 +363,8 @@ int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *bu
 	err = ubifs_tnc_read_leaf(fs, zb, buf);
 	if (err)
 		return err;
-	if (len)
-		*len = zb->len;
+	*where = *zb;
+	where->child = NULL;
 	return 0;
 }
 

@@ -71,6 +71,8 @@ int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, ui
 
 /* Look up a non-hashed key (inode, data): -ENOENT if absent. buf >= UBIFS_MAX_NODE_SZ. */
 int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, uint32_t *len);
+/* Same, also telling where the node is (for error messages). */
+int ubifs_tnc_lookup_at(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, struct ubifs_zbranch *where);
 /* Look up a directory/xattr entry by key and name. */
 int ubifs_tnc_lookup_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen,
 			uint8_t *buf, uint32_t *len);
