@@ -173,20 +173,33 @@ static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry 
 static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 {
 	const struct bud *b = &r->buds[bi];
-	int is_last = 1;
+	/* later buds of the same head */
+	size_t later = 0, next = 0;
 	for (size_t j = bi + 1; j < r->nbuds; j++)
-		if (r->buds[j].jhead == b->jhead)
-			is_last = 0;
+		if (r->buds[j].jhead == b->jhead && !later++)
+			next = j;
+	int is_last = later == 0;
+	if (later == 1) {
+		/* kernel quirk for images of older UBIFS: a bud followed only by
+		 * an empty last bud counts as the last one */
+		uint8_t w[4];
+		if (!ubifs_leb_read(fs, r->buds[next].lnum, r->buds[next].offs, w, r->buds[next].offs + 4 <= fs->leb_size ? 4 : 0) &&
+		    r->buds[next].offs + 4 <= fs->leb_size && get_le32(w) == 0xFFFFFFFFu)
+			is_last = 1;
+	}
 	struct ubifs_sleb sleb;
-	/* only the last LEB of each head can have been written at a power cut */
-	int err = is_last ? ubifs_recover_leb(fs, b->lnum, b->offs, &sleb, (int)b->jhead)
+	/* after an unclean unmount only the last LEB of each head can have been
+	 * written at the power cut: that one is recovered, the rest must be clean */
+	int recover = fs->need_recovery && is_last;
+	int err = recover ? ubifs_recover_leb(fs, b->lnum, b->offs, &sleb, (int)b->jhead)
 			  : ubifs_scan(fs, b->lnum, b->offs, &sleb);
-	if (err == -EUCLEAN && !is_last) {
+	if (err == -EUCLEAN && !recover) {
 		char was[UTIL_ERR_MSG_MAX];
 		snprintf(was, sizeof(was), "%s", fs->err.msg);
-		return util_err_set(&fs->err, err,
-				    "%.300s (journal bud of head %u from offset %u; not the last bud of its head, so not a power cut)",
-				    was, b->jhead, b->offs);
+		return util_err_set(&fs->err, err, "%.300s (journal bud of head %u from offset %u; %s)", was, b->jhead,
+				    b->offs,
+				    is_last ? "the file system was unmounted cleanly, so nothing may be torn"
+					    : "not the last bud of its head, so not a power cut");
 	}
 	if (err)
 		return err;

@@ -24,6 +24,7 @@
 #include "ubifs/ubifs.h"
 #include "ubifs/ubifs_scan.h"
 #include "ubifs_test_tree.h"
+#include "util/util_crc.h"
 #include "util/util_endian.h"
 
 #define WORK UBIKIT_BUILD_DIR "/ubifs-recovery"
@@ -195,6 +196,32 @@ static void t_torn_tail(void **s)
 	fprintf(stderr, "last data bud LEB %u, empty from %u\n", buds[b].lnum, l.empty_offs);
 	memset(img + (size_t)buds[b].lnum * leb + l.empty_offs, 0x00, 100);
 	expect_mount_ok(img, 1);
+	/* the same torn tail on a file system marked clean: the kernel only
+	 * recovers after an unclean unmount, otherwise it is corruption */
+	uint8_t *clean = malloc(base_len);
+	memcpy(clean, img, base_len);
+	for (uint32_t m = 1; m <= 2; m++)
+		for (uint32_t o = 0; o + 512 <= leb; o += 2048) {
+			uint8_t *n = clean + (size_t)m * leb + o;
+			if (get_le32(n) != 0x06101831u || n[20] != 7)
+				continue;
+			put_le32(n + 40, get_le32(n + 40) & ~1u); /* clear DIRTY */
+			put_le32(n + 4, util_crc32(UTIL_CRC32_INIT, n + 8, 512 - 8));
+		}
+	char where0[64];
+	snprintf(where0, sizeof(where0), "LEB %u:%u", buds[b].lnum, l.empty_offs);
+	expect_refused(clean, where0);
+	memcpy(clean, base, base_len); /* an untouched journal mounts clean or not */
+	for (uint32_t m = 1; m <= 2; m++)
+		for (uint32_t o = 0; o + 512 <= leb; o += 2048) {
+			uint8_t *n = clean + (size_t)m * leb + o;
+			if (get_le32(n) != 0x06101831u || n[20] != 7)
+				continue;
+			put_le32(n + 40, get_le32(n + 40) & ~1u);
+			put_le32(n + 4, util_crc32(UTIL_CRC32_INIT, n + 8, 512 - 8));
+		}
+	expect_mount_ok(clean, 0);
+	free(clean);
 	/* more data two write units later: not a power cut any more */
 	memset(img + (size_t)buds[b].lnum * leb + l.empty_offs + 3 * 2048, 0x5A, 64);
 	char where[64];
