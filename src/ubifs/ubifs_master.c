@@ -24,14 +24,14 @@ static int scan_for_master(struct ubifs_fs *fs, uint8_t *mst, uint32_t *offs_out
 		return err == -EUCLEAN ? -EUCLEAN : err;
 	uint32_t cnt = sleb.nodes_cnt;
 	if (cnt > 0) {
-		struct ubifs_snode *s = &sleb.nodes[cnt - 1];
-		if (s->type != UBIFS_MST_NODE) {
+		struct ubifs_snode s = sleb.nodes[cnt - 1];
+		if (s.type != UBIFS_MST_NODE) {
 			ubifs_sleb_free(&sleb);
 			return util_err_set(&fs->err, -EINVAL, "unexpected %s node in master LEB %u:%u",
-					    ubifs_node_type_name(s->type), UBIFS_MST_LNUM, s->offs);
+					    ubifs_node_type_name(s.type), UBIFS_MST_LNUM, s.offs);
 		}
-		memcpy(mst, sleb.buf + s->offs, UBIFS_MST_NODE_SZ);
-		offs = s->offs;
+		memcpy(mst, sleb.buf + s.offs, UBIFS_MST_NODE_SZ);
+		offs = s.offs;
 	}
 	ubifs_sleb_free(&sleb);
 	err = ubifs_scan(fs, UBIFS_MST_LNUM + 1, 0, &sleb);
