@@ -105,6 +105,49 @@ if is_root && command -v setpriv >/dev/null; then
 		fail "non-root: user.* xattr not restored"
 fi
 
+# several volumes: the first UBIFS one by default, others by name or ID
+if command -v mkfs.ubifs >/dev/null; then
+	mkdir -p "$S/t1" "$S/t2"
+	head -c 2500000 /dev/urandom >"$S/t1/one"
+	head -c 2500000 /dev/urandom >"$S/t2/two"
+	head -c 300000 /dev/urandom >"$S/raw.bin"
+	mkfs.ubifs -r "$S/t1" -m 2048 -e 129024 -c 40 -o "$S/v1.ubifs"
+	mkfs.ubifs -r "$S/t2" -m 2048 -e 129024 -c 40 -x zlib -o "$S/v2.ubifs"
+	cat >"$S/multi.ini" <<-EOF2
+		[raw]
+		mode=ubi
+		image=$S/raw.bin
+		vol_id=0
+		vol_type=static
+		vol_name=raw
+		[first]
+		mode=ubi
+		image=$S/v1.ubifs
+		vol_id=3
+		vol_size=$((129024 * 40))
+		vol_type=dynamic
+		vol_name=first
+		[second]
+		mode=ubi
+		image=$S/v2.ubifs
+		vol_id=5
+		vol_size=$((129024 * 40))
+		vol_type=dynamic
+		vol_name=second
+	EOF2
+	ubinize -o "$S/multi.ubi" -p 128KiB -m 2048 -s 512 "$S/multi.ini"
+	[ "$("$UBIKIT" ls "$S/multi.ubi")" = one ] || fail "multi-volume: default is not the first UBIFS volume"
+	[ "$("$UBIKIT" ls --vol-name second "$S/multi.ubi")" = two ] || fail "multi-volume: --vol-name second"
+	[ "$("$UBIKIT" ls --vol-id 5 "$S/multi.ubi")" = two ] || fail "multi-volume: --vol-id 5"
+	cmp -s <("$UBIKIT" cat --vol-name second "$S/multi.ubi" /two) "$S/t2/two" || fail "multi-volume: cat from the second"
+	expect_rc 1 "UBIFS read of a raw static volume" "$UBIKIT" ls --vol-id 0 "$S/multi.ubi"
+	grep -q 'volume 0' "$S/err" || { cat "$S/err"; fail "raw volume: message does not name the volume"; }
+	expect_rc 0 "info on several volumes" "$UBIKIT" info "$S/multi.ubi"
+	[ "$(grep -c '^ *name: ' "$S/out")" = 3 ] || { cat "$S/out"; fail "info: 3 volumes expected"; }
+	grep -q 'type: static' "$S/out" || fail "info: static volume"
+	grep -q 'vol_name=second' "$S/out" || fail "info: ubinize.ini lists every volume"
+fi
+
 # info's mkfs.ubifs line recreates the same superblock geometry
 if command -v mkfs.ubifs >/dev/null; then
 	mkdir -p "$S/tree"
