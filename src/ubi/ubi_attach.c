@@ -293,7 +293,7 @@ static int resolve_used(struct ubi_device *dev, struct scan_info *ai, struct sca
 		uint32_t keep = list[i], j = i + 1;
 		const struct ubi_vid_hdr *h0 = &ai->p[keep].vid;
 		while (j < n && ai->p[list[j]].vid.vol_id == h0->vol_id && ai->p[list[j]].vid.lnum == h0->lnum) {
-			uint32_t w;
+			uint32_t w = keep;
 			err = compare_lebs(dev, ai, keep, list[j], &w);
 			if (err)
 				goto out;

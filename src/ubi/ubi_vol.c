@@ -153,7 +153,7 @@ int ubi_vol_create(struct ubi_device *dev, const struct ubi_mkvol_req *req, uint
 	int err = writable(dev);
 	if (err)
 		return err;
-	size_t nlen;
+	size_t nlen = 0;
 	err = check_name(dev, req->name, &nlen);
 	if (err)
 		return err;
@@ -222,10 +222,10 @@ int ubi_vol_create(struct ubi_device *dev, const struct ubi_mkvol_req *req, uint
 
 int ubi_vol_remove(struct ubi_device *dev, uint32_t vol_id)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = writable(dev)))
 		return err;
 	/* The table change is the commit point; PEBs of a volume without a
@@ -249,10 +249,10 @@ int ubi_vol_remove(struct ubi_device *dev, uint32_t vol_id)
 
 int ubi_vol_resize(struct ubi_device *dev, uint32_t vol_id, uint32_t leb_count)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = writable(dev)))
 		return err;
 	if (leb_count == 0)
@@ -309,10 +309,10 @@ int ubi_vol_rename(struct ubi_device *dev, const struct ubi_rename_req *reqs, si
 	bool renamed[UBI_MAX_VOLUMES] = {0};
 	bool remove[UBI_MAX_VOLUMES] = {0};
 	for (size_t i = 0; i < n; i++) {
-		struct ubi_volume *vol;
+		struct ubi_volume *vol = NULL;
 		if ((err = lookup(dev, reqs[i].vol_id, false, &vol)))
 			return err;
-		size_t len;
+		size_t len = 0;
 		if ((err = check_name(dev, reqs[i].new_name, &len)))
 			return err;
 		if (renamed[reqs[i].vol_id])
@@ -374,10 +374,10 @@ int ubi_vol_rename(struct ubi_device *dev, const struct ubi_rename_req *reqs, si
 
 int ubi_vol_info(const struct ubi_device *dev, uint32_t vol_id, struct ubi_vol_info *o)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	memset(o, 0, sizeof(*o));
 	o->vol_id = vol_id;
 	memcpy(o->name, vol->rec.name, sizeof(o->name));
@@ -454,10 +454,10 @@ static int finish_update(struct ubi_device *dev, struct ubi_volume *vol)
 
 int ubi_vol_update_start(struct ubi_device *dev, uint32_t vol_id, uint64_t bytes)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = writable(dev)))
 		return err;
 	if (bytes > (uint64_t)vol->rec.reserved_pebs * vol->usable)
@@ -506,10 +506,10 @@ static int flush_upd_leb(struct ubi_device *dev, struct ubi_volume *vol, uint32_
 
 int ubi_vol_update_write(struct ubi_device *dev, uint32_t vol_id, const void *buf, size_t len)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if (!vol->updating)
 		return ubi_err(dev, -EINVAL, "volume %u: no update in progress", vol_id);
 	if (len > vol->upd_bytes - vol->upd_received)
@@ -539,9 +539,11 @@ int ubi_vol_update_write(struct ubi_device *dev, uint32_t vol_id, const void *bu
 
 int ubi_vol_update_pending(const struct ubi_device *dev, uint32_t vol_id)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	return err ? err : vol->updating;
+	if (err || !vol)
+		return err ? err : -ENOENT;
+	return vol->updating;
 }
 
 int ubi_vol_update(struct ubi_device *dev, uint32_t vol_id, const void *buf, uint64_t len)
@@ -554,10 +556,10 @@ int ubi_vol_update(struct ubi_device *dev, uint32_t vol_id, const void *buf, uin
 
 int ubi_vol_check(struct ubi_device *dev, uint32_t vol_id)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if (vol->rec.upd_marker)
 		return ubi_err(dev, -EBADF, "volume %u: interrupted update (update marker set)", vol_id);
 	if (vol->rec.vol_type != UBI_VID_STATIC)
@@ -614,10 +616,10 @@ static int write_args(struct ubi_device *dev, struct ubi_volume *vol, uint32_t l
 
 int ubi_leb_read(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32_t off, void *buf, size_t len)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = leb_args(dev, vol, lnum, off, len)))
 		return err;
 	if (vol->rec.upd_marker)
@@ -639,10 +641,10 @@ int ubi_leb_read(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32_
 int ubi_leb_write(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32_t off, const void *buf,
 		  size_t len)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = write_args(dev, vol, lnum, off, len)))
 		return err;
 	if (!len)
@@ -652,10 +654,10 @@ int ubi_leb_write(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32
 
 int ubi_leb_change(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, const void *buf, size_t len)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = write_args(dev, vol, lnum, 0, len)))
 		return err;
 	return ubi_eba_change(dev, vol, lnum, buf, len);
@@ -663,10 +665,10 @@ int ubi_leb_change(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, const
 
 int ubi_leb_unmap(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = write_args(dev, vol, lnum, 0, 0)))
 		return err;
 	return ubi_eba_unmap(dev, vol, lnum);
@@ -674,10 +676,10 @@ int ubi_leb_unmap(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 
 int ubi_leb_map(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if ((err = write_args(dev, vol, lnum, 0, 0)))
 		return err;
 	if (vol->eba[lnum] >= 0)
@@ -687,10 +689,10 @@ int ubi_leb_map(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 
 int ubi_leb_is_mapped(const struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	if (lnum >= vol->rec.reserved_pebs)
 		return ubi_err((struct ubi_device *)dev, -EINVAL, "volume %u: LEB %u out of range", vol_id, lnum);
 	return vol->eba[lnum] >= 0;
@@ -736,10 +738,10 @@ static int vio_sync(void *ctx)
 
 int ubi_volume_io(struct ubi_device *dev, uint32_t vol_id, struct ubi_vol_io *out)
 {
-	struct ubi_volume *vol;
+	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err)
-		return err;
+	if (err || !vol)
+		return err ? err : -ENOENT;
 	memset(out, 0, sizeof(*out));
 	out->ctx = &vol->ctx;
 	out->leb_size = vol->usable;

@@ -438,7 +438,7 @@ static void test_header_details(void **state)
 	struct ubi_device *u = t_attach(f);
 	uint32_t v = t_mkvol(u, "v", 4, UBI_VID_DYNAMIC);
 	struct ubi_vid_hdr h;
-	uint32_t p;
+	uint32_t p = 0;
 	/* vtbl copies: atomic changes, data_size = ALIGN(slots * 172, min I/O) */
 	assert_true(raw_vid(f, UBI_LAYOUT_VOLUME_ID, 0, 64, &h, &p));
 	assert_int_equal(h.copy_flag, 1);
@@ -468,7 +468,7 @@ static void test_header_details(void **state)
 	assert_int_equal(flash_sim_inject_bitflip(f, p, 2, false, false), 0);
 	T_OK(u, ubi_leb_read(u, v, 0, 0, buf, 16256));
 	T_OK(u, ubi_flush_background(u));
-	uint32_t q;
+	uint32_t q = 0;
 	assert_true(raw_vid(f, v, 0, 64, &h, &q));
 	assert_int_not_equal(p, q);
 	assert_int_equal(h.copy_flag, 1);
