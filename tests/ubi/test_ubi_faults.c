@@ -133,11 +133,22 @@ static void test_erase_and_program_failures(void **state)
 	ubi_get_stats(u, &st);
 	assert_int_equal(st.torture_tests, 1);
 	assert_int_equal(flash_is_bad(f, p), 0);
+	/* a second program failure, and the torture test fails too: bad */
+	p = find_leb(f, v, 1);
+	assert_int_equal(flash_sim_fail_next_program(f, p), 0);
+	T_OK(u, ubi_leb_write(u, v, 1, 8192, a, 512));
+	assert_int_equal(flash_sim_fail_next_program(f, p), 0); /* hits the torture pattern write */
+	ubi_dev_info(u, &d0);
+	T_OK(u, ubi_flush_background(u));
+	ubi_dev_info(u, &d1);
+	assert_int_equal(d1.bad_pebs, d0.bad_pebs + 1);
+	assert_int_equal(flash_is_bad(f, p), 1);
+	memcpy(exp + 8192, a, 512);
 	u = t_reattach(u, f);
 	T_OK(u, ubi_leb_read(u, v, 1, 0, b, L));
 	assert_memory_equal(b, exp, L);
 	/* the device is still writable */
-	T_OK(u, ubi_leb_write(u, v, 1, 8192, a, 512));
+	T_OK(u, ubi_leb_write(u, v, 1, 8704, a, 512));
 	ubi_dev_info(u, &d1);
 	assert_false(d1.read_only);
 	ubi_detach(u);

@@ -15,7 +15,7 @@
  *          documents that unmap is not guaranteed over unclean reboots);
  *   background, map, table updates: no LEB changes at all.
  * Then random workloads with a random cut point, every second one cut again
- * during the recovery attach and background work (1000 rounds; 20000 with
+ * during the recovery attach and background work (2500 rounds; 20000 with
  * UBIKIT_LONG_TESTS=1). Both NAND and NOR geometries. */
 #include "ubi_test.h"
 
@@ -435,7 +435,7 @@ static void test_cut_random(void **state)
 	const char *env = getenv("UBIKIT_LONG_TESTS");
 	bool lng = env && !strcmp(env, "1");
 	struct ubi_attach_opts o = opts();
-	unsigned rounds = lng ? 20000 : 1000, double_cuts = 0, cut_rounds = 0;
+	unsigned rounds = lng ? 20000 : 2500, double_cuts = 0, cut_rounds = 0;
 	for (unsigned r = 0; r < rounds; r++) {
 		g_nor = r % 4 == 3;
 		L = g_nor ? 16256 : 15872;
