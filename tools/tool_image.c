@@ -140,6 +140,8 @@ static bool vol_has_ubifs(struct ubi_device *ubi, uint32_t vol_id)
 	return ok;
 }
 
+static void autoresize_view(struct tool_image *img, const struct ubi_vol_info *vi);
+
 static int choose_volume(struct tool_image *img, const struct tool_image_opts *o, bool need_vol)
 {
 	if (o->vol_name) {
@@ -180,20 +182,27 @@ static int choose_volume(struct tool_image *img, const struct tool_image_opts *o
 		}
 		img->vol_id = (uint32_t)found;
 	}
-	int ret = ubi_volume_io(img->ubi, img->vol_id, &img->vol);
+	int ret = ubi_volume_io(img->ubi, img->vol_id, &img->inner);
 	if (ret) {
 		snprintf(img->err, sizeof(img->err), "volume %u: %s", img->vol_id, ubi_errmsg(img->ubi));
 		return ret;
 	}
+	img->vol = img->inner;
 	img->have_vol = true;
+	struct ubi_vol_info vi;
+	if (!ubi_vol_info(img->ubi, img->vol_id, &vi) && (vi.flags & UBI_VTBL_AUTORESIZE_FLG) &&
+	    vi.vol_type == UBI_VID_DYNAMIC)
+		autoresize_view(img, &vi);
 	return 0;
 }
 
-/* A bare image holds only the LEBs mkfs.ubifs wrote; flashed, it sits in a
- * volume of up to max_leb_cnt LEBs whose rest is unmapped. Present it that
- * way (reads beyond the file are 0xFF), so small images mount as they
- * would on a device. */
-static int bare_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len)
+/* A volume seen with more LEBs than it has: reads beyond its LEBs are
+ * 0xFF (unmapped), writes are refused. Used for a bare image (it holds only
+ * the LEBs mkfs.ubifs wrote; flashed, it sits in a volume of up to
+ * max_leb_cnt LEBs) and for an autoresize volume (the kernel grows it to
+ * every available PEB at its first attach; a read-only attach here does it
+ * in memory only). */
+static int ext_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len)
 {
 	struct ubi_vol_io *in = ctx;
 	if (lnum < in->leb_count)
@@ -204,20 +213,20 @@ static int bare_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t l
 	return 0;
 }
 
-static int bare_is_mapped(void *ctx, uint32_t lnum)
+static int ext_is_mapped(void *ctx, uint32_t lnum)
 {
 	struct ubi_vol_io *in = ctx;
 	return lnum < in->leb_count ? in->is_mapped(in->ctx, lnum) : 0;
 }
 
-static int bare_ro(void *ctx, uint32_t lnum)
+static int ext_ro(void *ctx, uint32_t lnum)
 {
 	(void)ctx;
 	(void)lnum;
 	return -EROFS;
 }
 
-static int bare_ro_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
+static int ext_ro_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
 {
 	(void)ctx;
 	(void)lnum;
@@ -227,7 +236,7 @@ static int bare_ro_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf
 	return -EROFS;
 }
 
-static int bare_ro_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
+static int ext_ro_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 {
 	(void)ctx;
 	(void)lnum;
@@ -236,15 +245,32 @@ static int bare_ro_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 	return -EROFS;
 }
 
-static int bare_sync(void *ctx)
+static int ext_sync(void *ctx)
 {
 	(void)ctx;
 	return 0;
 }
 
+/* img->vol = img->inner seen with leb_count LEBs (never fewer than it has). */
+static void ext_view(struct tool_image *img, uint32_t leb_count)
+{
+	struct ubi_vol_io *in = &img->inner;
+	img->vol = *in;
+	img->vol.ctx = in;
+	img->vol.leb_count = leb_count > in->leb_count ? leb_count : in->leb_count;
+	img->vol.read_only = 1;
+	img->vol.read = ext_read;
+	img->vol.is_mapped = ext_is_mapped;
+	img->vol.write = ext_ro_write;
+	img->vol.change = ext_ro_change;
+	img->vol.unmap = ext_ro;
+	img->vol.map = ext_ro;
+	img->vol.sync = ext_sync;
+}
+
 static void bare_view(struct tool_image *img)
 {
-	struct ubi_vol_io *in = &img->flat_vol;
+	struct ubi_vol_io *in = &img->inner;
 	uint32_t max_leb = in->leb_count;
 	uint8_t *sb = malloc(UBIFS_SB_NODE_SZ);
 	if (sb && in->leb_size >= UBIFS_SB_NODE_SZ && in->read(in->ctx, 0, 0, sb, UBIFS_SB_NODE_SZ) == 0) {
@@ -253,17 +279,32 @@ static void bare_view(struct tool_image *img)
 			max_leb = m;
 	}
 	free(sb);
-	img->vol = *in;
-	img->vol.ctx = in;
-	img->vol.leb_count = max_leb;
-	img->vol.read_only = 1;
-	img->vol.read = bare_read;
-	img->vol.is_mapped = bare_is_mapped;
-	img->vol.write = bare_ro_write;
-	img->vol.change = bare_ro_change;
-	img->vol.unmap = bare_ro;
-	img->vol.map = bare_ro;
-	img->vol.sync = bare_sync;
+	ext_view(img, max_leb);
+}
+
+/* The autoresize volume as the kernel has it after its first (read-write)
+ * attach: reserved + available PEBs, less the bad-PEB reserve on NAND. */
+static void autoresize_view(struct tool_image *img, const struct ubi_vol_info *vi)
+{
+	struct ubi_dev_info di;
+	if (ubi_dev_info(img->ubi, &di) || !di.avail_pebs)
+		return;
+	uint64_t avail = di.avail_pebs;
+	if (img->geo.flash_type == FLASH_NAND) {
+		uint64_t limit = ((uint64_t)di.peb_count * UBI_DEFAULT_BEB_PER1024 + 1023) / 1024;
+		uint64_t rsvd = limit > di.bad_pebs ? limit - di.bad_pebs : 0;
+		avail = avail > rsvd ? avail - rsvd : 0;
+	}
+	if (!avail)
+		return;
+	ext_view(img, (uint32_t)(vi->reserved_pebs + avail));
+	img->autoresized = img->vol.leb_count;
+	char note[160];
+	snprintf(note, sizeof(note),
+		 " volume %u has the autoresize flag: seen with %u LEBs, as the kernel grows it at attach;", vi->vol_id,
+		 img->vol.leb_count);
+	size_t l = strlen(img->geo.how);
+	snprintf(img->geo.how + l, sizeof(img->geo.how) - l, "%s", note);
 }
 
 static int attach(struct tool_image *img, const struct tool_image_opts *o)
@@ -304,7 +345,7 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 	if (img->geo.kind == TOOL_KIND_UBIFS) {
 		struct util_err e;
 		util_err_clear(&e);
-		ret = ubi_flat_open_err(path, o->leb_size, 1, &img->flat_vol, &e);
+		ret = ubi_flat_open_err(path, o->leb_size, 1, &img->inner, &e);
 		if (ret) {
 			snprintf(img->err, sizeof(img->err), "%s", e.msg[0] ? e.msg : strerror(-ret));
 			goto fail;
@@ -436,7 +477,7 @@ void tool_image_close(struct tool_image *img)
 	if (img->fs)
 		ubikit_unmount(img->fs);
 	if (img->flat)
-		ubi_flat_close(&img->flat_vol);
+		ubi_flat_close(&img->inner);
 	if (img->ubi)
 		ubi_detach(img->ubi);
 	if (img->flash)

@@ -69,8 +69,10 @@ struct tool_image {
 	bool have_vol;                /* a volume was chosen */
 	uint32_t vol_id;              /* chosen UBI volume */
 	struct ubi_vol_io vol;        /* the volume (or the flat image) */
-	bool flat;                    /* bare image: flat_vol is the ubi_flat volume */
-	struct ubi_vol_io flat_vol;   /* the file's LEBs; vol extends it to max_leb_cnt */
+	bool flat;                    /* bare image: inner is the ubi_flat volume */
+	struct ubi_vol_io inner;      /* the volume as opened; vol may extend it (bare
+				       * image: to max_leb_cnt; autoresize volume) */
+	uint32_t autoresized;         /* LEBs of the autoresize view (0 = none) */
 	struct ubikit_fs *fs;         /* after tool_image_mount() */
 	char err[768];
 };
