@@ -20,6 +20,7 @@
 #include "ubifs/ubifs.h"
 #include "ubifs/ubifs_scan.h"
 #include "ubifs_test_tree.h"
+#include "util/util_endian.h"
 
 #define WORK UBIKIT_BUILD_DIR "/ubifs-test"
 
@@ -147,6 +148,84 @@ static void t_testhash(void **s) { (void)s; run_cfg("testhash", "-m 2048 -e 1269
 /* a 16 KiB cache with fanout 4: constant eviction while walking */
 static void t_tiny_cache(void **s) { (void)s; run_cfg("tiny_cache", "-m 2048 -e 126976 -c 200 -f 4 -x zlib", 16 * 1024, 2); }
 
+/* the dump walker on damaged LEBs: keeps going, says what is wrong where */
+struct dmg {
+	unsigned nodes, badcrc, garbage, bad_empty, after_garbage;
+	uint32_t garbage_at, empty_len;
+};
+static int dmg_cb(void *arg, const struct ubifs_scan_node *n)
+{
+	struct dmg *d = arg;
+	if (n->kind == UBIFS_SCAN_NODE) {
+		d->nodes++;
+		d->badcrc += !n->crc_ok;
+		if (d->garbage && n->offs > d->garbage_at)
+			d->after_garbage++;
+	} else if (n->kind == UBIFS_SCAN_GARBAGE) {
+		d->garbage++;
+		d->garbage_at = n->offs;
+		assert_non_null(n->problem);
+	} else if (n->kind == UBIFS_SCAN_BAD_EMPTY) {
+		d->bad_empty++;
+	} else if (n->kind == UBIFS_SCAN_EMPTY) {
+		d->empty_len = n->len;
+	}
+	return 0;
+}
+static void t_scan_damaged(void **s)
+{
+	(void)s;
+	struct ubi_vol_io vol;
+	assert_int_equal(ubi_flat_open(WORK "/lzo_2k.img", 0, 1, &vol), 0);
+	struct ubifs_sb_node sb;
+	assert_int_equal(ubifs_read_sb(&vol, &sb, NULL), 0);
+	uint32_t main_first = 3 + sb.log_lebs + sb.lpt_lebs + sb.orph_lebs, ls = vol.leb_size;
+	uint8_t *leb = malloc(ls);
+	/* a non-index main LEB with some empty space at its end */
+	struct dmg clean;
+	uint32_t l = main_first;
+	for (;; l++) {
+		assert_true(l < vol.leb_count);
+		memset(&clean, 0, sizeof(clean));
+		assert_int_equal(ubifs_scan_leb(&vol, l, 8, dmg_cb, &clean), 0);
+		uint8_t t[24];
+		assert_int_equal(vol.read(vol.ctx, l, 0, t, sizeof(t)), 0);
+		if (clean.nodes > 10 && clean.empty_len > 4096 && t[20] != UBIFS_IDX_NODE)
+			break;
+	}
+	assert_int_equal(vol.read(vol.ctx, l, 0, leb, ls), 0);
+	ubi_flat_close(&vol);
+	assert_true(clean.nodes > 10);
+	assert_int_equal(clean.badcrc + clean.garbage + clean.bad_empty, 0);
+	/* break the CRC of the 3rd node, overwrite 16 bytes at the 6th node's start,
+	 * and put junk into the empty space at the end */
+	uint32_t offs = 0, k = 0, third = 0, sixth = 0;
+	while (offs < ls && get_le32(leb + offs) == 0x06101831u && k < 6) {
+		if (k == 2)
+			third = offs;
+		if (k == 5)
+			sixth = offs;
+		offs += (get_le32(leb + offs + 16) + 7) & ~7u;
+		k++;
+	}
+	assert_int_equal(k, 6);
+	leb[third + 30] ^= 0x40;
+	memset(leb + sixth, 0x55, 16);
+	memset(leb + ls - 100, 0x00, 10);
+	struct dmg d = {0};
+	assert_int_equal(ubi_flat_open_mem(leb, ls, ls, 1, &vol, NULL), 0);
+	assert_int_equal(ubifs_scan_leb(&vol, 0, 8, dmg_cb, &d), 0);
+	ubi_flat_close(&vol);
+	fprintf(stderr, "damaged LEB: %u nodes (%u before), %u bad CRC, %u garbage, %u bad empty, %u nodes after garbage\n",
+		d.nodes, clean.nodes, d.badcrc, d.garbage, d.bad_empty, d.after_garbage);
+	assert_int_equal(d.badcrc, 1);
+	assert_int_equal(d.garbage, 1);
+	assert_int_equal(d.bad_empty, 1);
+	assert_int_equal(d.nodes, clean.nodes - 1);
+	assert_true(d.after_garbage > 0);
+	free(leb);
+}
+
 /* the comparison itself must notice differences */
 static void t_compare_detects(void **s)
 {
@@ -252,7 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_lzo_2k),	cmocka_unit_test(t_none_2k),  cmocka_unit_test(t_zlib_4k),
 		cmocka_unit_test(t_zstd_nor),	cmocka_unit_test(t_favor_small), cmocka_unit_test(t_zstd_512),
-		cmocka_unit_test(t_testhash),	cmocka_unit_test(t_tiny_cache), cmocka_unit_test(t_scan), cmocka_unit_test(t_compare_detects),
+		cmocka_unit_test(t_testhash),	cmocka_unit_test(t_tiny_cache), cmocka_unit_test(t_scan), cmocka_unit_test(t_scan_damaged), cmocka_unit_test(t_compare_detects),
 		cmocka_unit_test(t_huge_sparse),
 	};
 	return cmocka_run_group_tests(tests, setup_tree, NULL);
