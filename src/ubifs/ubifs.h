@@ -61,7 +61,10 @@ struct ubifs_fs_info {
 	uint32_t orphans_killed;
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
 	/* TNC cache */
-	size_t tnc_cache_bytes, tnc_cached_bytes, tnc_peak_bytes;
+	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */
+	size_t tnc_cached_bytes; /* all index nodes in memory now (dirty ones are pinned) */
+	size_t tnc_clean_bytes;  /* the evictable part of it */
+	size_t tnc_peak_bytes;
 	uint64_t tnc_loads, tnc_evictions;
 };
 int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *out);

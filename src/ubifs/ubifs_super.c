@@ -135,6 +135,7 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->recovered_lebs = fs->recovered_lebs;
 	o->tnc_cache_bytes = fs->tnc.limit;
 	o->tnc_cached_bytes = fs->tnc.bytes;
+	o->tnc_clean_bytes = fs->tnc.clean_bytes;
 	o->tnc_peak_bytes = fs->tnc.peak;
 	o->tnc_loads = fs->tnc.loads;
 	o->tnc_evictions = fs->tnc.evictions;

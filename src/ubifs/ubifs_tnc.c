@@ -46,6 +46,7 @@ static void lru_del(struct ubifs_tnc *t, struct ubifs_znode *z)
 		t->lru_tail = z->lru_prev;
 	z->lru_prev = z->lru_next = NULL;
 	z->in_lru = 0;
+	t->clean_bytes -= znode_bytes(z->cap);
 }
 
 static void lru_touch(struct ubifs_tnc *t, struct ubifs_znode *z)
@@ -60,6 +61,7 @@ static void lru_touch(struct ubifs_tnc *t, struct ubifs_znode *z)
 	if (!t->lru_tail)
 		t->lru_tail = z;
 	z->in_lru = 1;
+	t->clean_bytes += znode_bytes(z->cap);
 }
 
 /* Re-point the loaded children of z at z and recount them. */
@@ -215,10 +217,10 @@ static int evictable(const struct ubifs_znode *z)
 void ubifs_tnc_shrink(struct ubifs_fs *fs)
 {
 	struct ubifs_tnc *t = &fs->tnc;
-	while (t->bytes > t->limit) {
+	while (t->clean_bytes > t->limit) {
 		int evicted = 0;
 		struct ubifs_znode *z = t->lru_tail;
-		while (z && t->bytes > t->limit) {
+		while (z && t->clean_bytes > t->limit) {
 			struct ubifs_znode *prev = z->lru_prev;
 			if (evictable(z)) {
 				struct ubifs_znode *p = z->parent;

@@ -41,7 +41,9 @@ struct ubifs_znode {
 
 struct ubifs_tnc {
 	struct ubifs_znode *root;
-	size_t limit, bytes, peak;
+	size_t limit;      /* bound on clean (evictable) znode bytes */
+	size_t bytes, peak; /* all loaded znodes, dirty ones included */
+	size_t clean_bytes; /* znodes in the LRU */
 	struct ubifs_znode *lru_head, *lru_tail;
 	uint64_t loads, evictions;
 };
