@@ -228,8 +228,7 @@ static int wl_move(struct ubi_device *dev)
 			scrub = true;
 			break;
 		}
-	int64_t e2 = find_wl_entry(dev, 2 * dev->wl_threshold);
-	if (!scrub) {
+	if (!scrub)
 		for (uint32_t i = 0; i < dev->peb_count; i++) {
 			const struct ubi_peb *p = &dev->peb[i];
 			if (p->state != PEB_USED || p->prot_until > dev->erase_ops)
@@ -237,15 +236,24 @@ static int wl_move(struct ubi_device *dev)
 			if (e1 < 0 || p->ec < dev->peb[e1].ec)
 				e1 = i;
 		}
-		if (e1 >= 0 && e2 < 0)
-			return ubi_wl_do_one_erase(dev); /* targets come from the erase queue */
-		if (e1 < 0 || e2 < 0 || dev->peb[e2].ec < dev->peb[e1].ec ||
-		    dev->peb[e2].ec - dev->peb[e1].ec < dev->wl_threshold)
-			return 0;
-	} else if (e2 < 0) {
-		/* No free PEB yet: they are in the erase queue. */
-		return ubi_wl_do_one_erase(dev);
+	if (e1 < 0)
+		return 0;
+	int64_t e2 = find_wl_entry(dev, 2 * dev->wl_threshold);
+	bool erased = false;
+	if (e2 < 0) {
+		/* No free target: make one first. (With a steady stream of user
+		 * writes every freshly erased PEB is taken at once, and a move
+		 * would wait forever.) */
+		int r = ubi_wl_do_one_erase(dev);
+		if (r <= 0)
+			return r;
+		erased = true;
+		e2 = find_wl_entry(dev, 2 * dev->wl_threshold);
+		if (e2 < 0)
+			return 1;
 	}
+	if (!scrub && (dev->peb[e2].ec < dev->peb[e1].ec || dev->peb[e2].ec - dev->peb[e1].ec < dev->wl_threshold))
+		return erased ? 1 : 0;
 	uint32_t from = (uint32_t)e1, to = (uint32_t)e2;
 	struct ubi_peb *pf = &dev->peb[from], *pt = &dev->peb[to];
 	pt->state = PEB_USED; /* reserved for the move */
