@@ -410,6 +410,31 @@ static void test_nand2k_geometry(void **state)
 	assert_memory_equal(a, b, sizeof(a));
 	ubi_detach(u);
 	flash_close(f);
+
+	/* VID header offset override (ubinize -O 1984 / ubiattach -O) */
+	f = t_nand2k(16, 8);
+	struct ubi_attach_opts o;
+	ubi_attach_opts_default(&o);
+	o.vid_hdr_offset = 1984;
+	u = t_attach_opts(f, &o);
+	ubi_dev_info(u, &di);
+	assert_int_equal(di.vid_hdr_offset, 1984);
+	assert_int_equal(di.data_offset, 2048);
+	v = t_mkvol(u, "v", 2, UBI_VID_DYNAMIC);
+	T_OK(u, ubi_leb_write(u, v, 0, 0, a, 4096));
+	ubi_detach(u);
+	u = t_attach_opts(f, &o);
+	T_OK(u, ubi_leb_read(u, v, 0, 0, b, 4096));
+	assert_memory_equal(a, b, 4096);
+	ubi_detach(u);
+	/* attaching with the default offset is refused, naming the field */
+	char msg[512];
+	assert_int_equal(ubi_attach_msg(f, NULL, &u, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "VID header offset 1984, expected 512"));
+	/* an impossible override is refused too */
+	o.vid_hdr_offset = 1990;
+	assert_int_equal(ubi_attach_msg(f, &o, &u, msg, sizeof(msg)), -EINVAL);
+	flash_close(f);
 }
 
 static bool raw_vid(struct flash_dev *f, uint32_t vol, uint32_t lnum, uint32_t vidoff, struct ubi_vid_hdr *out,
