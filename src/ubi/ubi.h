@@ -46,8 +46,9 @@ int ubi_attach(struct flash_dev *flash, const struct ubi_attach_opts *opts, stru
 /* Same, also returning the error message of a failed attach. */
 int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, struct ubi_device **out,
 		   char *errmsg, size_t errmsg_len);
-/* Detach: frees memory, syncs the flash; does not close the flash device.
- * Pending erasures stay pending (the next attach finds them), as in Linux. */
+/* Detach: erases PEBs still queued for erasure (so unmapped LEBs stay
+ * unmapped; only a power cut can bring them back, as in Linux), syncs the
+ * flash and frees memory; does not close the flash device. */
 void ubi_detach(struct ubi_device *dev);
 /* Message of the last failure on this device ("" if none). */
 const char *ubi_errmsg(const struct ubi_device *dev);

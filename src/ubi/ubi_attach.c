@@ -385,8 +385,12 @@ void ubi_detach(struct ubi_device *dev)
 {
 	if (!dev)
 		return;
-	if (!dev->no_write && !dev->ro)
+	if (!dev->no_write && !dev->ro) {
+		/* Unmapped LEBs' old PEBs still carry their VID headers: erase
+		 * them so a clean detach never brings unmapped LEBs back. */
+		ubi_wl_flush_erase(dev);
 		flash_sync(dev->flash);
+	}
 	free_device(dev);
 }
 
