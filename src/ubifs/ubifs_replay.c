@@ -68,6 +68,13 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 	int err = ubifs_scan(fs, lnum, 0, &sleb);
 	if (err == -EUCLEAN && fs->need_recovery)
 		err = ubifs_recover_log_leb(fs, lnum, 0, &sleb);
+	if (err == -EUCLEAN) {
+		char was[UTIL_ERR_MSG_MAX];
+		snprintf(was, sizeof(was), "%s", fs->err.msg);
+		return util_err_set(&fs->err, err, "log: %.300s (replaying log LEB %u of commit %llu%s)", was, lnum,
+				    (unsigned long long)fs->cmt_no,
+				    fs->need_recovery ? "" : ", clean unmount: the log may not be torn");
+	}
 	if (err)
 		return err;
 	if (sleb.nodes_cnt == 0) {

@@ -3,6 +3,7 @@
 #include "ubifs/ubifs_tnc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,7 +201,13 @@ int ubifs_tnc_init(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, uint32_t l
 {
 	memset(&fs->tnc, 0, sizeof(fs->tnc));
 	fs->tnc.limit = limit;
-	return load_znode(fs, NULL, 0, lnum, offs, len, &fs->tnc.root);
+	int err = load_znode(fs, NULL, 0, lnum, offs, len, &fs->tnc.root);
+	if (err && err != -ENOMEM) {
+		char was[UTIL_ERR_MSG_MAX];
+		snprintf(was, sizeof(was), "%s", fs->err.msg);
+		util_err_set(&fs->err, err, "index root (from the master node): %.400s", was);
+	}
+	return err;
 }
 
 void ubifs_tnc_destroy(struct ubifs_fs *fs)
