@@ -289,7 +289,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 		/* Try page sizes and pages per PEB; keep the best-scoring layout. */
 		struct tool_image_geo best = *g;
 		int best_score = -1;
-		bool best_pref = false;
+		int best_pref = 0;
 		for (size_t pi = 0; pi < sizeof(page_sizes) / sizeof(page_sizes[0]); pi++) {
 			uint32_t p = page_sizes[pi];
 			if (o->page_size && p != o->page_size)
@@ -311,8 +311,12 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 				t.oob_size = oobsz;
 				t.peb_size = n * p;
 				int s = score_layout(fd, &t, ec_off, n_ec);
-				bool pref = (p == g->data_offset);
-				if (s > best_score || (s == best_score && pref && !best_pref)) {
+				/* Layouts that place the same headers alike are told apart by
+				 * what UBI would choose: data at the page (headers in
+				 * sub-pages) or VID header at the page and data at the next. */
+				int pref = (p == g->data_offset ||
+					    (p == g->vid_hdr_offset && g->data_offset == 2 * p)) ? 2 : 1;
+				if (s > best_score || (s == best_score && pref > best_pref)) {
 					best = t;
 					best_score = s;
 					best_pref = pref;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# A raw NAND dump with OOB (page+64 per page, nanddump -o layout) holding a
+# Raw NAND dumps with OOB (nanddump -o layout: 512+16, 2048+64, 4096+224,
+# 8192+448 per page) holding a
 # ubinize image written by 'ubikit format' around a factory-bad block, with
 # the simulator sidecar removed so only the dump is left: detection must find
 # the page+OOB stride, the reads must skip the bad block, and extract must
@@ -18,12 +19,12 @@ ln -s dir/hello "$S/tree/link"
 ln "$S/tree/random.bin" "$S/tree/dir/hard"
 touch -d '2020-01-01 00:00:00' "$S/tree/dir/hello" "$S/tree/dir" "$S/tree"
 
-for geo in "2048:64:128KiB:129024:512" "4096:224:256KiB:258048:1024"; do
-	IFS=: read -r page oob peb leb sub <<<"$geo"
+for geo in "2048:64:128KiB:129024:512:100" "4096:224:256KiB:258048:1024:100" "512:16:16KiB:15872:256:400" "8192:448:512KiB:507904:8192:40"; do
+	IFS=: read -r page oob peb leb sub cnt <<<"$geo"
 	tag="nand-$page+$oob"
-	mkfs.ubifs -r "$S/tree" -m "$page" -e "$leb" -c 100 -x lzo -o "$S/fs.ubifs"
+	mkfs.ubifs -r "$S/tree" -m "$page" -e "$leb" -c "$cnt" -x lzo -o "$S/fs.ubifs"
 	printf '[rootfs]\nmode=ubi\nimage=%s\nvol_id=0\nvol_type=dynamic\nvol_size=%s\nvol_name=rootfs\nvol_flags=autoresize\n' \
-		"$S/fs.ubifs" "$((leb * 100))" >"$S/ini"
+		"$S/fs.ubifs" "$((leb * cnt))" >"$S/ini"
 	ubinize -o "$S/fs.ubi" -p "$peb" -m "$page" -s "$sub" "$S/ini"
 	rm -f "$S/nand.img" "$S/nand.img.sim"
 	"$UBIKIT" flash create "$S/nand.img" --size 32MiB --page "$page" --oob "$oob" --peb "$peb" --subpage "$sub" \
