@@ -65,6 +65,15 @@ static void t_flat(void **s)
 	assert_memory_equal(b, c, 64);
 	assert_int_equal(v.read(v.ctx, 1, 0, c, 4), 0);
 	assert_memory_equal(c, "\xff\xff\xff\xff", 4);
+	/* the LEB between the old end and the new one reads erased, not zeros */
+	assert_int_equal(v.read(v.ctx, file_lebs + 1, 100, c, 4), 0);
+	assert_memory_equal(c, "\xff\xff\xff\xff", 4);
+	assert_int_equal(v.is_mapped(v.ctx, file_lebs + 1), 1); /* inside the file now */
+	ubi_flat_close(&v);
+	/* still mounts and reads after the round trip through the file */
+	assert_int_equal(ubi_flat_open(WORK "/img", 0, 1, &v), 0);
+	assert_int_equal(v.read(v.ctx, 0, 0, c, 4), 0);
+	assert_memory_equal(c, "\x31\x18\x10\x06", 4);
 	ubi_flat_close(&v);
 	/* not an image */
 	struct util_err e;
