@@ -300,11 +300,82 @@ static void t_log_tail(void **s)
 	free(img);
 }
 
+/* An inode node whose size is smaller than the data the journal holds for
+ * it (as after a power cut between writing data and the inode): after an
+ * unclean unmount the kernel reads it with the size of its data
+ * (ubifs_recover_size); on a clean file system it keeps the stored size. */
+static void t_size_fixup(void **s)
+{
+	(void)s;
+	struct ubikit_fs *fs;
+	struct ubi_vol_io vol;
+	char msg[512];
+	assert_int_equal(mount_img(base, &fs, &vol, msg, sizeof(msg)), 0);
+	/* the newest of m/n200..m/n299: its nodes are in the journal */
+	struct ubikit_stat st;
+	uint64_t inum = 0;
+	char path[64];
+	for (int i = 200; i < 300; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "/m/n%d", i);
+		assert_int_equal(ubikit_stat(fs, p, &st), 0);
+		if (st.ino > inum) {
+			inum = st.ino;
+			snprintf(path, sizeof(path), "%s", p);
+		}
+	}
+	assert_int_equal(ubikit_stat(fs, path, &st), 0);
+	uint64_t size = st.size;
+	assert_true(size >= 4);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	/* its newest inode node */
+	uint8_t *img = copy();
+	size_t best = 0;
+	uint64_t best_sq = 0;
+	for (size_t o = 0; o + 160 <= base_len; o += 8) {
+		const uint8_t *n = img + o;
+		if (get_le32(n) != 0x06101831u || n[20] != 0 || get_le32(n + 24) != inum || get_le32(n + 28) != 0)
+			continue;
+		if (get_le64(n + 8) > best_sq) {
+			best_sq = get_le64(n + 8);
+			best = o;
+		}
+	}
+	assert_true(best_sq > 0);
+	uint8_t *n = img + best;
+	assert_int_equal(get_le64(n + 48), size);
+	put_le64(n + 48, 1);
+	put_le32(n + 4, util_crc32(UTIL_CRC32_INIT, n + 8, get_le32(n + 16) - 8));
+	assert_int_equal(mount_img(img, &fs, &vol, msg, sizeof(msg)), 0);
+	assert_int_equal(ubikit_stat(fs, path, &st), 0);
+	fprintf(stderr, "  %s (inode %llu): inode node says 1, journal data reaches %llu: read size %llu\n", path,
+		(unsigned long long)inum, (unsigned long long)size, (unsigned long long)st.size);
+	assert_int_equal(st.size, size);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	/* marked clean: no recovery, the stored size stands */
+	for (uint32_t m = 1; m <= 2; m++)
+		for (uint32_t o = 0; o + 512 <= leb; o += 2048) {
+			uint8_t *mn = img + (size_t)m * leb + o;
+			if (get_le32(mn) != 0x06101831u || mn[20] != 7)
+				continue;
+			put_le32(mn + 40, get_le32(mn + 40) & ~1u);
+			put_le32(mn + 4, util_crc32(UTIL_CRC32_INIT, mn + 8, 512 - 8));
+		}
+	assert_int_equal(mount_img(img, &fs, &vol, msg, sizeof(msg)), 0);
+	assert_int_equal(ubikit_stat(fs, path, &st), 0);
+	assert_int_equal(st.size, 1);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_torn_tail), cmocka_unit_test(t_corrupt_last_node),
-		cmocka_unit_test(t_bad_node_in_older_bud), cmocka_unit_test(t_master), cmocka_unit_test(t_log_tail),
+		cmocka_unit_test(t_bad_node_in_older_bud), cmocka_unit_test(t_master), cmocka_unit_test(t_log_tail), cmocka_unit_test(t_size_fixup),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
