@@ -36,6 +36,11 @@ echo "compressors: $compressors"
 geometries="nand2k:2048:129024:400:128KiB:2048:512
 nand4k:4096:258048:200:256KiB:4096:1024
 nor:8:65408:800:64KiB:1:1"
+if [ "$LONG" = 1 ]; then # room for the 100 MiB file in every case
+	geometries="nand2k:2048:129024:1200:128KiB:2048:512
+nand4k:4096:258048:600:256KiB:4096:1024
+nor:8:65408:2400:64KiB:1:1"
+fi
 
 run_case() { # geometry-line compressor tree
 	local line=$1 comp=$2 tree=$3 name m leb cnt peb um us
