@@ -103,17 +103,9 @@ int cmd_cat(int argc, char **argv)
 		cat_usage(stderr);
 		return 2;
 	}
-	char msg[1024];
-	struct tool_image *img;
-	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
-		tool_err("cat", "%s", msg);
+	struct tool_image *img = tool_image_open_mounted("cat", argv[optind], &io);
+	if (!img)
 		return 1;
-	}
-	if (tool_image_mount(img)) {
-		tool_err("cat", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
-		tool_image_close(img);
-		return 1;
-	}
 	int rc = 0;
 	for (int i = optind + 1; i < argc; i++)
 		rc |= cat_one(img->fs, argv[i]);

@@ -563,17 +563,9 @@ int cmd_extract(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	char msg[1024];
-	struct tool_image *img;
-	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
-		tool_err("extract", "%s", msg);
+	struct tool_image *img = tool_image_open_mounted("extract", argv[optind], &io);
+	if (!img)
 		return 1;
-	}
-	if (tool_image_mount(img)) {
-		tool_err("extract", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
-		tool_image_close(img);
-		return 1;
-	}
 	struct tool_extract_opts xo = {.verbose = io.verbose > 1,
 				       .progress = !quiet && !noprog && isatty(STDERR_FILENO)};
 	struct tool_extract_stats s;

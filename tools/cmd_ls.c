@@ -208,17 +208,9 @@ int cmd_ls(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	char msg[1024];
-	struct tool_image *img;
-	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
-		tool_err("ls", "%s", msg);
+	struct tool_image *img = tool_image_open_mounted("ls", argv[optind], &io);
+	if (!img)
 		return 1;
-	}
-	if (tool_image_mount(img)) {
-		tool_err("ls", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
-		tool_image_close(img);
-		return 1;
-	}
 	c.fs = img->fs;
 	struct ubikit_stat st;
 	int ret = ubikit_lstat(c.fs, path, &st);

@@ -85,17 +85,9 @@ int cmd_mount(int argc, char **argv)
 		tool_err("mount", "/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
 		return 1;
 	}
-	char msg[1024];
-	struct tool_image *img;
-	if (tool_image_open(argv[optind], &io, true, &img, msg, sizeof(msg))) {
-		tool_err("mount", "%s", msg);
+	struct tool_image *img = tool_image_open_mounted("mount", argv[optind], &io);
+	if (!img)
 		return 1;
-	}
-	if (tool_image_mount(img)) {
-		tool_err("mount", "%s: cannot mount UBIFS: %s", argv[optind], img->err);
-		tool_image_close(img);
-		return 1;
-	}
 	char *abs = realpath(argv[optind], NULL);
 	struct fuse_ubikit_opts fo = {
 		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra};

@@ -29,6 +29,22 @@ void tool_err(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+struct tool_image *tool_image_open_mounted(const char *cmd, const char *path, const struct tool_image_opts *o)
+{
+	char msg[1024];
+	struct tool_image *img;
+	if (tool_image_open(path, o, true, &img, msg, sizeof(msg))) {
+		tool_err(cmd, "%s", msg);
+		return NULL;
+	}
+	if (tool_image_mount(img)) {
+		tool_err(cmd, "%s: cannot mount UBIFS: %s", path, img->err);
+		tool_image_close(img);
+		return NULL;
+	}
+	return img;
+}
+
 void tool_mode_string(uint32_t mode, char out[11])
 {
 	char t = '?';

@@ -115,6 +115,9 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 /* Mount UBIFS read-only on the chosen volume (img->fs). */
 int tool_image_mount(struct tool_image *img);
 void tool_image_close(struct tool_image *img);
+/* Open + mount for the read commands: on failure prints "ubikit CMD: ..."
+ * and returns NULL; the caller exits 1. */
+struct tool_image *tool_image_open_mounted(const char *cmd, const char *path, const struct tool_image_opts *o);
 
 const char *tool_image_kind_name(enum tool_image_kind k);
 /* Print the detection summary (for -v and info). */
