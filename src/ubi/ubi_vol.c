@@ -224,8 +224,8 @@ int ubi_vol_remove(struct ubi_device *dev, uint32_t vol_id)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = writable(dev)))
 		return err;
 	/* The table change is the commit point; PEBs of a volume without a
@@ -251,8 +251,8 @@ int ubi_vol_resize(struct ubi_device *dev, uint32_t vol_id, uint32_t leb_count)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = writable(dev)))
 		return err;
 	if (leb_count == 0)
@@ -376,8 +376,8 @@ int ubi_vol_info(const struct ubi_device *dev, uint32_t vol_id, struct ubi_vol_i
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	memset(o, 0, sizeof(*o));
 	o->vol_id = vol_id;
 	memcpy(o->name, vol->rec.name, sizeof(o->name));
@@ -456,8 +456,8 @@ int ubi_vol_update_start(struct ubi_device *dev, uint32_t vol_id, uint64_t bytes
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = writable(dev)))
 		return err;
 	if (bytes > (uint64_t)vol->rec.reserved_pebs * vol->usable)
@@ -508,8 +508,8 @@ int ubi_vol_update_write(struct ubi_device *dev, uint32_t vol_id, const void *bu
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if (!vol->updating)
 		return ubi_err(dev, -EINVAL, "volume %u: no update in progress", vol_id);
 	if (len > vol->upd_bytes - vol->upd_received)
@@ -541,8 +541,8 @@ int ubi_vol_update_pending(const struct ubi_device *dev, uint32_t vol_id)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	return vol->updating;
 }
 
@@ -558,8 +558,8 @@ int ubi_vol_check(struct ubi_device *dev, uint32_t vol_id)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if (vol->rec.upd_marker)
 		return ubi_err(dev, -EBADF, "volume %u: interrupted update (update marker set)", vol_id);
 	if (vol->rec.vol_type != UBI_VID_STATIC)
@@ -618,8 +618,8 @@ int ubi_leb_read(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32_
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = leb_args(dev, vol, lnum, off, len)))
 		return err;
 	if (vol->rec.upd_marker)
@@ -643,8 +643,8 @@ int ubi_leb_write(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = write_args(dev, vol, lnum, off, len)))
 		return err;
 	if (!len)
@@ -656,8 +656,8 @@ int ubi_leb_change(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, const
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = write_args(dev, vol, lnum, 0, len)))
 		return err;
 	return ubi_eba_change(dev, vol, lnum, buf, len);
@@ -667,8 +667,8 @@ int ubi_leb_unmap(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = write_args(dev, vol, lnum, 0, 0)))
 		return err;
 	return ubi_eba_unmap(dev, vol, lnum);
@@ -678,8 +678,8 @@ int ubi_leb_map(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum)
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if ((err = write_args(dev, vol, lnum, 0, 0)))
 		return err;
 	if (vol->eba[lnum] >= 0)
@@ -691,8 +691,8 @@ int ubi_leb_is_mapped(const struct ubi_device *dev, uint32_t vol_id, uint32_t ln
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, true, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	if (lnum >= vol->rec.reserved_pebs)
 		return ubi_err((struct ubi_device *)dev, -EINVAL, "volume %u: LEB %u out of range", vol_id, lnum);
 	return vol->eba[lnum] >= 0;
@@ -740,8 +740,8 @@ int ubi_volume_io(struct ubi_device *dev, uint32_t vol_id, struct ubi_vol_io *ou
 {
 	struct ubi_volume *vol = NULL;
 	int err = lookup(dev, vol_id, false, &vol);
-	if (err || !vol)
-		return err ? err : -ENOENT;
+	if (err)
+		return err;
 	memset(out, 0, sizeof(*out));
 	out->ctx = &vol->ctx;
 	out->leb_size = vol->usable;
