@@ -111,20 +111,6 @@ static void map_free(struct link_map *m)
 	free(m->ino);
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t dl = strlen(dir), nl = strlen(name);
-	char *p = malloc(dl + nl + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, dl);
-	size_t o = dl;
-	if (!dl || dir[dl - 1] != '/')
-		p[o++] = '/';
-	memcpy(p + o, name, nl + 1);
-	return p;
-}
-
 static void fail(struct xctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(struct xctx *c, const char *path, const char *fmt, ...)
 {
@@ -366,7 +352,7 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 			     de.ino);
 			continue;
 		}
-		char *s = join(src, de.name), *t = join(dst, de.name);
+		char *s = tool_path_join(src, de.name), *t = tool_path_join(dst, de.name);
 		if (!s || !t) {
 			free(s);
 			free(t);
@@ -506,7 +492,7 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 	} else {
 		const char *base = strrchr(src, '/');
 		base = base ? base + 1 : src;
-		char *dst = join(outdir, base);
+		char *dst = tool_path_join(outdir, base);
 		ret = dst ? extract_node(&c, src, dst, &st, 0) : -ENOMEM;
 		free(dst);
 	}

@@ -46,20 +46,6 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(((const struct ls_ent *)a)->name, ((const struct ls_ent *)b)->name);
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t dl = strlen(dir), nl = strlen(name);
-	char *p = malloc(dl + nl + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, dl);
-	size_t o = dl;
-	if (!dl || dir[dl - 1] != '/')
-		p[o++] = '/';
-	memcpy(p + o, name, nl + 1);
-	return p;
-}
-
 static void print_ent(struct ls_ctx *c, const char *path, const char *name, const struct ubikit_stat *st)
 {
 	if (c->show_ino)
@@ -143,7 +129,7 @@ static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int he
 	if (header)
 		printf("%s:\n", path);
 	for (size_t i = 0; i < n; i++) {
-		char *p = join(path, ents[i].name);
+		char *p = tool_path_join(path, ents[i].name);
 		ents[i].stat_err = p ? ubikit_stat_ino(c->fs, ents[i].ino, &ents[i].st) : -ENOMEM;
 		if (ents[i].stat_err) {
 			const char *m = ubikit_errmsg(c->fs);
@@ -160,7 +146,7 @@ static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int he
 		for (size_t i = 0; i < n; i++) {
 			if (ents[i].stat_err || !S_ISDIR(ents[i].st.mode))
 				continue;
-			char *p = join(path, ents[i].name);
+			char *p = tool_path_join(path, ents[i].name);
 			if (!p)
 				continue;
 			putchar('\n');

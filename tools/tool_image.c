@@ -45,6 +45,20 @@ struct tool_image *tool_image_open_mounted(const char *cmd, const char *path, co
 	return img;
 }
 
+char *tool_path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	size_t o = dl;
+	if (!dl || dir[dl - 1] != '/')
+		p[o++] = '/';
+	memcpy(p + o, name, nl + 1);
+	return p;
+}
+
 void tool_mode_string(uint32_t mode, char out[11])
 {
 	char t = '?';

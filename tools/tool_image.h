@@ -126,6 +126,8 @@ void tool_image_print_geo(const struct tool_image_geo *g, FILE *out);
 /* Helpers shared by the read commands. */
 /* Print "ubikit CMD: msg" on stderr. */
 void tool_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "dir/name" (one slash between), malloc'd; NULL on ENOMEM. */
+char *tool_path_join(const char *dir, const char *name);
 /* Format st_mode as "drwxr-xr-x" (11 bytes with NUL). */
 void tool_mode_string(uint32_t mode, char out[11]);
 

@@ -462,15 +462,21 @@ static int sim_sync(struct flash_dev *d)
 	return sim_store_sync(s);
 }
 
+/* Free a simulator whether it was fully set up or failed half way. */
+static void sim_destroy(struct flash_sim *s)
+{
+	sim_store_free(s);
+	free(s->flips);
+	free(s->path);
+	free(s);
+}
+
 static void sim_close(struct flash_dev *d)
 {
 	struct flash_sim *s = sim_of(d);
 	if (!d->read_only)
 		sim_store_sync(s);
-	sim_store_free(s);
-	free(s->flips);
-	free(s->path);
-	free(s);
+	sim_destroy(s);
 }
 
 static const struct flash_ops sim_ops = {
@@ -559,9 +565,7 @@ int flash_sim_create_ex(const struct flash_sim_config *cfg, struct flash_dev **o
 		ret = sim_store_create_file(s);
 	if (ret) {
 		copy_err(errbuf, errlen, &s->err, ret);
-		sim_store_free(s);
-		free(s->path);
-		free(s);
+		sim_destroy(s);
 		return ret;
 	}
 	*out = &s->dev;
@@ -585,9 +589,7 @@ int flash_sim_open_ex(const char *path, const struct flash_geometry *geo, bool f
 	int ret = sim_store_open_file(s, path, geo, file_has_oob, read_only);
 	if (ret) {
 		copy_err(errbuf, errlen, &s->err, ret);
-		sim_store_free(s);
-		free(s->path);
-		free(s);
+		sim_destroy(s);
 		return ret;
 	}
 	*out = &s->dev;
