@@ -23,8 +23,15 @@ static int lookup(const struct ubi_device *cdev, uint32_t vol_id, bool allow_lay
 {
 	struct ubi_device *dev = (struct ubi_device *)cdev;
 	struct ubi_volume *vol = ubi_vol_by_id(dev, vol_id);
-	if (!vol || (!allow_layout && vol_id == UBI_LAYOUT_VOLUME_ID))
-		return ubi_err(dev, -ENOENT, "volume %u does not exist", vol_id);
+	if (!vol || (!allow_layout && vol_id == UBI_LAYOUT_VOLUME_ID)) {
+		/* Return the constant, not ubi_err()'s result: callers use *out
+		 * only on 0, and the compiler can only see that when the error
+		 * path is visibly non-zero (GCC -O2 -Warray-bounds otherwise
+		 * assumes a NULL *out on success). */
+		ubi_err(dev, -ENOENT, "volume %u does not exist", vol_id);
+		*out = NULL;
+		return -ENOENT;
+	}
 	*out = vol;
 	return 0;
 }
