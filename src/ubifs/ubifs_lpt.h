@@ -1,0 +1,92 @@
+/* ubifs_lpt — the LEB properties tree (LPT): free and dirty space and the
+ * index flag of every main-area LEB, read from flash at mount, changed in
+ * memory by the journal, the index commit and GC, and written out of place
+ * at each commit (small and big model, ltab, lsave, LPT garbage collection).
+ *
+ * THIS HEADER IS THE CONTRACT between the LPT (ubifs_lpt*.c) and its users
+ * (journal, index commit, GC, budgeting, fsck). The state is owned by
+ * ubifs_lpt*.c and reached only through these functions. Semantics follow
+ * the kernel's lprops rules (fs/ubifs/lprops.c, lpt.c, lpt_commit.c, find.c);
+ * where a rule is not stated here, the kernel's rule holds.
+ *
+ * Space accounting (kernel rules): for LEB lnum, `free` is the erased space
+ * at its end, `dirty` the bytes of obsolete nodes and padding, and
+ * used = leb_size - free - dirty. A LEB with UBIFS_LPROPS_INDEX holds index
+ * nodes only. UBIFS_LPROPS_TAKEN marks a LEB that a journal head, GC or the
+ * index commit owns right now (find functions never return it).
+ */
+#ifndef UBIKIT_UBIFS_LPT_H
+#define UBIKIT_UBIFS_LPT_H
+#include <stdint.h>
+
+struct ubifs_fs;
+struct ubifs_lpt;
+
+/* flags, as on flash (kernel LPROPS_TAKEN / LPROPS_INDEX); the low bits are
+ * the in-memory category and are not stored */
+#define UBIFS_LPROPS_TAKEN 16u
+#define UBIFS_LPROPS_INDEX 32u
+
+struct ubifs_lprops {
+	uint32_t lnum;
+	uint32_t free, dirty;
+	uint32_t flags; /* UBIFS_LPROPS_TAKEN | UBIFS_LPROPS_INDEX */
+};
+
+/* Totals over the main area, as the master node stores them (kernel
+ * struct ubifs_lp_stats; dead and dark as the kernel computes them). */
+struct ubifs_lp_stats {
+	uint32_t empty_lebs, taken_empty_lebs, idx_lebs;
+	uint64_t total_free, total_dirty, total_used, total_dead, total_dark;
+};
+
+/* Where a commit left the LPT: the master node's LPT fields. */
+struct ubifs_lpt_pos {
+	uint32_t lpt_lnum, lpt_offs;   /* root nnode (or the pnode, if only one) */
+	uint32_t nhead_lnum, nhead_offs;
+	uint32_t ltab_lnum, ltab_offs;
+	uint32_t lsave_lnum, lsave_offs; /* big model only, else 0 */
+	uint32_t lscan_lnum;
+};
+
+/* Read the LPT the master node of fs points at (fs->sb, fs->mst, geometry
+ * already set up by mount). Every node is checked (CRC, type, ranges) and a
+ * failure names LEB:offset. */
+int ubifs_lpt_open(struct ubifs_fs *fs, struct ubifs_lpt **out);
+void ubifs_lpt_close(struct ubifs_lpt *lpt);
+
+/* Properties of main-area LEB lnum. -EINVAL (message) outside the main area. */
+int ubifs_lpt_lookup(struct ubifs_lpt *lpt, uint32_t lnum, struct ubifs_lprops *out);
+/* Set free, dirty and flags of lnum (absolute values; kernel
+ * ubifs_change_one_lp with free/dirty given). Totals follow. */
+int ubifs_lpt_set(struct ubifs_lpt *lpt, uint32_t lnum, uint32_t free, uint32_t dirty, uint32_t flags);
+/* Add obsolete bytes to lnum (kernel ubifs_add_dirt / ubifs_update_one_lp). */
+int ubifs_lpt_add_dirt(struct ubifs_lpt *lpt, uint32_t lnum, uint32_t dirty);
+void ubifs_lpt_stats(const struct ubifs_lpt *lpt, struct ubifs_lp_stats *out);
+
+/* A LEB with at least min_space free for a journal head (kernel
+ * ubifs_find_free_space: prefers non-empty LEBs when squeeze is set, keeps
+ * empty LEBs for the index as the kernel reserves them). Marks it TAKEN.
+ * *offs_out = leb_size - free. -ENOSPC when none. */
+int ubifs_lpt_find_free(struct ubifs_lpt *lpt, uint32_t min_space, int squeeze, uint32_t *lnum_out,
+			uint32_t *offs_out);
+/* An empty LEB for index nodes (kernel ubifs_find_free_leb_for_idx): marks
+ * it TAKEN | INDEX. -ENOSPC when none. */
+int ubifs_lpt_find_for_index(struct ubifs_lpt *lpt, uint32_t *lnum_out);
+/* A LEB worth garbage-collecting: free + dirty >= min_space (kernel
+ * ubifs_find_dirty_leb; pick_free allows a free LEB). Marks it TAKEN. */
+int ubifs_lpt_find_dirty(struct ubifs_lpt *lpt, uint32_t min_space, int pick_free, struct ubifs_lprops *out);
+
+/* Write every changed LPT node out of place, then ltab (and lsave), with LPT
+ * garbage collection when the LPT area is short; the nodes the current
+ * master points at are never overwritten before the new master is written.
+ * Fills *pos for the new master node. Called by the commit after the index
+ * was written (its LEB changes are then in the tree). */
+int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos);
+
+/* Compare the tree with what a scan of every main-area LEB and the index
+ * say (kernel dbg_check_lprops): 0 when equal, else -EUCLEAN with the first
+ * difference named (LEB, field, expected, found). For tests and fsck. */
+int ubifs_lpt_check(struct ubifs_lpt *lpt);
+
+#endif
