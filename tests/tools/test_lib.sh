@@ -26,8 +26,9 @@
 #   san_check WHAT FILE    fail if FILE holds a sanitizer report
 #   finish NAME            end of a T_SOFT script: exit 1 if anything failed
 #                          (scratch kept), else print "NAME: all passed"
-#   t_on_exit              the EXIT trap this file installs; a script that
-#                          sets its own EXIT trap must call it from there
+#   t_on_exit [RC]         the EXIT trap this file installs; a script that
+#                          sets its own EXIT trap must end it with
+#                          "t_on_exit $rc", rc being $? taken first thing
 # Needs UBIKIT_SCRATCH (a directory of its own; created if missing).
 #
 # Reports of commands whose status a script does not look at (inside $(...),
@@ -98,7 +99,7 @@ san_check() { # what file
 }
 
 t_on_exit() {
-	local rc=$? r
+	local rc=${1:-$?} r
 	for r in "$T_SAN_DIR"/report*; do
 		[ -e "$r" ] || continue
 		head -60 "$r" >&2
