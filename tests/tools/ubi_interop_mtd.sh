@@ -5,10 +5,10 @@
 # detected from the headers) and after 'ubikit format -f' onto a simulator.
 set -euo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
-need ubinize python3
-rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
 . "$(dirname "$0")/test_lib.sh"
 T_SOFT=1
+need ubinize python3
+rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
 
 python3 - <<'PY'
 import random
