@@ -82,4 +82,34 @@ while read -r i off len byte; do
 	done
 	[ "$(md5sum <"$S/img")" = "$sum0" ] || fail "case $i: the image was modified"
 done <"$S/plan"
-echo "PASS: $N damaged images: $oks command runs succeeded, $fails failed cleanly"
+echo "random damage: $N images: $oks command runs succeeded, $fails failed cleanly"
+
+# Aimed damage: one byte in the payload of each data node of good (found
+# with 'ubikit dump'; LEB -> PEB from its UBI listing, data offset 128 as
+# the README says). The file the node belongs to must fail to read, naming
+# the place, never give other bytes; the other file must read exactly.
+declare -A path_of=([65]=/corrupt_file [72]=/dir/file)
+expect_ok "$UBIKIT" dump "$S/good.img"
+cp "$T_OUT" "$S/good.dump"
+hits=0
+while read -r leb offs inum stored; do
+	peb=$(awk -v l="$leb" '$1 == "PEB" && $6 == "vol" && $7 == "0" && $8 == "LEB" && $9 == l"," { print $2 }' "$S/good.dump")
+	[ -n "$peb" ] || fail "dump: no PEB for LEB $leb"
+	at=$((peb * 16384 + 128 + offs + 48 + stored / 2))
+	cp "$S/good.img" "$S/img"
+	printf '%b' "\\x$(printf '%02x' $(( $(od -An -tu1 -j "$at" -N1 "$S/img") ^ 0x5a )))" |
+		dd of="$S/img" bs=1 seek="$at" conv=notrunc 2>/dev/null
+	for other in 65 72; do
+		if [ "$other" = "$inum" ]; then
+			expect_fail 1 "LEB $leb:$offs" "$UBIKIT" cat "$S/img" "${path_of[$other]}"
+		else
+			expect_ok "$UBIKIT" cat "$S/img" "${path_of[$other]}"
+			cmp -s "$T_OUT" "$S/ref${path_of[$other]}" || fail "data node of inode $inum hit: ${path_of[$other]} changed"
+		fi
+	done
+	hits=$((hits + 1))
+done < <(awk '$2 == "data" && $3 == "len" { split($1, p, ":"); k = $10; sub(/^\(/, "", k); sub(/,$/, "", k)
+	for (i = 1; i <= NF; i++) if ($i == "stored") st = $(i + 1)
+	print p[1], p[2], k, st }' "$S/good.dump")
+[ "$hits" = 2 ] || fail "expected the 2 data nodes of good (corrupt_file, dir/file), found $hits"
+echo "PASS: $N randomly damaged images; $hits aimed data-node hits read as errors"
