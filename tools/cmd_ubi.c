@@ -506,6 +506,15 @@ static int do_read(struct ubi_cmd *c)
 	int r = ubi_vol_info(c->ubi, id, &vi);
 	if (r)
 		return fail_op(c, r, "cannot get volume information");
+	/* Never hand out other bytes: an interrupted update, or a static
+	 * volume that misses LEBs or fails its data CRCs, is an error (the
+	 * kernel refuses the first, and marks the second corrupted). */
+	r = ubi_vol_check(c->ubi, id);
+	if (r) {
+		char what[64];
+		snprintf(what, sizeof(what), "volume %u cannot be read", id);
+		return fail_op(c, r, what);
+	}
 	FILE *o = stdout;
 	if (c->out && strcmp(c->out, "-")) {
 		o = fopen(c->out, "wb");

@@ -2,7 +2,9 @@
  * only, data+OOB per page) checked byte by byte in the file, the Linux
  * bad-block marker in OOB, the "<image>.sim" sidecar, read-only opens that
  * never touch the file, short images padded with 0xFF, sparse images. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +218,41 @@ static void test_reopen_refuses_reprogram(void **state)
 	flash_close(d);
 }
 
+/* The access mode (O_RDONLY/O_WRONLY/O_RDWR) of this process's open file
+ * on path, from /proc/self/fdinfo; -1 if none is open. */
+static int open_mode_of(const char *path)
+{
+	char want[PATH_MAX];
+	if (!realpath(path, want))
+		return -1;
+	DIR *dir = opendir("/proc/self/fd");
+	assert_non_null(dir);
+	struct dirent *e;
+	int mode = -1;
+	while ((e = readdir(dir)) && mode < 0) {
+		char l[64], t[PATH_MAX];
+		snprintf(l, sizeof(l), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(l, t, sizeof(t) - 1);
+		if (n <= 0)
+			continue;
+		t[n] = 0;
+		if (strcmp(t, want) != 0)
+			continue;
+		snprintf(l, sizeof(l), "/proc/self/fdinfo/%s", e->d_name);
+		FILE *fi = fopen(l, "r");
+		if (!fi)
+			continue;
+		char line[128];
+		unsigned flags;
+		while (fgets(line, sizeof(line), fi))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				mode = (int)(flags & O_ACCMODE);
+		fclose(fi);
+	}
+	closedir(dir);
+	return mode;
+}
+
 static void test_read_only_never_writes(void **state)
 {
 	struct fx *f = *state;
@@ -226,7 +263,9 @@ static void test_read_only_never_writes(void **state)
 	fill(w, sizeof(w), 5);
 	assert_int_equal(flash_write(d, 1, 0, w, PAGE), 0);
 	flash_close(d);
-	/* Make the file and sidecar read-only on disk too: an O_RDWR would fail. */
+	/* Read-only on disk too (for a non-root run: an O_RDWR would fail);
+	 * root ignores the mode, so below the open file's own access mode is
+	 * checked in /proc/self/fdinfo as well. */
 	struct stat st0, ss0;
 	assert_int_equal(stat(f->img, &st0), 0);
 	assert_int_equal(stat(f->side, &ss0), 0);
@@ -237,6 +276,7 @@ static void test_read_only_never_writes(void **state)
 	sleep(0); /* mtime granularity is handled by comparing ns fields */
 	assert_int_equal(flash_sim_open(f->img, NULL, false, true, &d), 0);
 	assert_true(d->read_only);
+	assert_int_equal(open_mode_of(f->img), O_RDONLY);
 	uint8_t r[PAGE];
 	assert_int_equal(flash_read(d, 1, 0, r, PAGE), 0);
 	assert_memory_equal(r, w, PAGE);

@@ -9,7 +9,7 @@ set -euo pipefail
 S="$UBIKIT_SCRATCH"
 rm -rf "$S"; mkdir -p "$S"
 U="$UBIKIT"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../tools/test_lib.sh"
 
 "$U" flash create "$S/vm.img" >/dev/null
 [ "$(stat -c %s "$S/vm.img")" = 268435456 ] || fail "image size"
