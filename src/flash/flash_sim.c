@@ -264,9 +264,13 @@ static int sim_write(struct flash_dev *d, uint32_t peb, uint32_t off, const void
 	bool nand = d->geo.type == FLASH_NAND;
 	uint32_t first_page = off / s->page_size;
 	uint32_t last_page = (uint32_t)((off + len - 1) / s->page_size);
+	/* Disk blocks first: a full host disk fails here, before any change. */
+	ret = sim_peb_reserve(s, peb);
+	if (ret)
+		return ret;
 	uint8_t *base = sim_peb_materialize(s, peb);
 	if (!base)
-		return util_err_set(&s->err, -ENOMEM, "PEB %u: no memory for storage", peb);
+		return -ENOMEM; /* the reason is in s->err */
 
 	/* NAND rules, checked before anything changes. */
 	if (nand) {
@@ -398,6 +402,11 @@ static int sim_erase(struct flash_dev *d, uint32_t peb)
 		return util_err_set(&s->err, -EROFS, "device is read-only");
 	if (s->bad[peb])
 		return util_err_set(&s->err, -EIO, "erase of bad PEB %u", peb);
+	if (!(s->sparse && s->hole[peb])) {
+		ret = sim_peb_reserve(s, peb);
+		if (ret)
+			return ret;
+	}
 	bool cut = sim_op_cuts(s);
 	s->st.erases++;
 	s->st.sim_time_ns += s->cfg.timing.block_erase_ns;
@@ -479,6 +488,11 @@ static void sim_close(struct flash_dev *d)
 	sim_destroy(s);
 }
 
+static const char *sim_errmsg(struct flash_dev *d)
+{
+	return util_err_msg(&sim_of(d)->err);
+}
+
 static const struct flash_ops sim_ops = {
 	.read = sim_read,
 	.write = sim_write,
@@ -487,6 +501,7 @@ static const struct flash_ops sim_ops = {
 	.mark_bad = sim_mark_bad,
 	.sync = sim_sync,
 	.close = sim_close,
+	.errmsg = sim_errmsg,
 };
 
 const struct flash_ops *sim_get_ops(void)
