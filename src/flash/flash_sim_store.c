@@ -140,6 +140,29 @@ int sim_peb_reserve(struct flash_sim *s, uint32_t peb)
 	return 0;
 }
 
+int flash_sim_reserve(struct flash_dev *dev)
+{
+	if (!flash_is_sim(dev))
+		return -EINVAL;
+	struct flash_sim *s = sim_of(dev);
+	uint32_t n = dev->geo.peb_count;
+	for (uint32_t i = 0; i < n; i++) {
+		int r = sim_peb_reserve(s, i);
+		if (!r)
+			continue;
+		/* Give back what this call took for erased (hole) PEBs of a sparse
+		 * image; other PEBs read the same allocated or not. */
+		for (uint32_t j = 0; j < i; j++) {
+			if (s->sparse && s->hole[j] && s->reserved[j] &&
+			    fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)((uint64_t)j * s->peb_stride),
+				      (off_t)s->peb_stride) == 0)
+				s->reserved[j] = 0;
+		}
+		return r;
+	}
+	return 0;
+}
+
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb)
 {
 	uint8_t *p = sim_peb_ptr(s, peb);
