@@ -546,13 +546,20 @@ static int check_layout(struct flash_sim *s, const char *path, uint64_t fsize)
 	if (!buf)
 		return -ENOMEM;
 	int ret = 0;
+	uint64_t prev = UINT64_MAX, min_gap = UINT64_MAX, found = 0;
 	for (uint64_t base = 0; base < limit && !ret; base += chunk) {
 		size_t want = (size_t)(limit - base < chunk ? limit - base : chunk);
 		ssize_t got = pread(s->fd, buf, want + 64 <= fsize - base ? want + 64 : (size_t)(fsize - base), (off_t)base);
 		if (got <= 0)
 			break;
 		for (size_t o = 0; o < want && o + 64 <= (size_t)got; o += 512) {
-			if (!looks_like_ec_hdr(buf + o) || (base + o) % s->peb_stride == 0)
+			if (!looks_like_ec_hdr(buf + o))
+				continue;
+			if (prev != UINT64_MAX && base + o - prev < min_gap)
+				min_gap = base + o - prev;
+			prev = base + o;
+			found++;
+			if ((base + o) % s->peb_stride == 0)
 				continue;
 			ret = util_err_set(&s->err, -EINVAL,
 					   "the sidecar %s.sim does not describe %s: the image was replaced or changed "
@@ -564,6 +571,15 @@ static int check_layout(struct flash_sim *s, const char *path, uint64_t fsize)
 		}
 	}
 	free(buf);
+	/* UBI puts an EC header in every good PEB: headers found only every
+	 * few sidecar PEBs mean the image has larger eraseblocks. */
+	if (!ret && found >= 4 && min_gap > s->peb_stride)
+		ret = util_err_set(&s->err, -EINVAL,
+				   "the sidecar %s.sim does not describe %s: the image was replaced or changed since "
+				   "the sidecar was written, and its UBI EC headers are %" PRIu64
+				   " bytes apart, not %" PRIu64 " as in the sidecar's geometry; remove %s.sim to open "
+				   "the image as a plain dump",
+				   path, path, min_gap, s->peb_stride, path);
 	return ret;
 }
 

@@ -83,7 +83,7 @@ int util_file_lock(int fd, bool exclusive, const char *path, struct util_err *er
 	char cmd[200];
 	proc_cmdline(pid, cmd, sizeof(cmd));
 	return util_err_set(err, -EBUSY, "%s is in use: pid %ld (%s) holds a %s lock on it; %s now", path, pid,
-			    cmd[0] ? cmd : "?", writes ? "write" : "read", want);
+			    cmd[0] ? cmd : "gone; a process it started keeps the lock", writes ? "write" : "read", want);
 }
 
 int util_file_id_fd(int fd, struct util_file_id *id)
