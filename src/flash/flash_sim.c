@@ -175,10 +175,13 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 		uint32_t a = p == first ? off % s->page_size : 0;
 		uint32_t b = p == last ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = out + ((uint64_t)p * s->page_size + a - off);
-		if (base)
-			memcpy(dst, base + (uint64_t)p * s->page_stride + a, b - a);
-		else
+		if (base) {
+			int r = sim_store_read(s, peb, (uint64_t)p * s->page_stride + a, dst, b - a);
+			if (r)
+				return r;
+		} else {
 			memset(dst, 0xFF, b - a);
+		}
 		s->st.pages_read++;
 		s->st.sim_time_ns += s->cfg.timing.page_read_ns;
 
@@ -641,16 +644,22 @@ int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb)
 	if (!flash_is_sim(dev) || peb >= dev->geo.peb_count)
 		return -EINVAL;
 	struct flash_sim *s = sim_of((struct flash_dev *)dev);
-	const uint8_t *p = sim_peb_ptr(s, peb);
-	if (!p)
+	if (!sim_peb_ptr(s, peb))
 		return 1;
-	for (uint32_t pg = 0; pg < s->pages_per_peb; pg++) {
-		const uint8_t *q = p + (uint64_t)pg * s->page_stride;
-		for (uint32_t i = 0; i < s->page_size; i++)
+	uint8_t *q = malloc(s->page_size);
+	if (!q)
+		return -ENOMEM;
+	int ret = 1;
+	for (uint32_t pg = 0; pg < s->pages_per_peb && ret == 1; pg++) {
+		int r = sim_store_read(s, peb, (uint64_t)pg * s->page_stride, q, s->page_size);
+		if (r)
+			ret = r;
+		for (uint32_t i = 0; i < s->page_size && ret == 1; i++)
 			if (q[i] != 0xFF)
-				return 0;
+				ret = 0;
 	}
-	return 1;
+	free(q);
+	return ret;
 }
 
 /* ---- fault injection ---- */

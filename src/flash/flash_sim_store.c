@@ -98,6 +98,47 @@ uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb)
 	return s->map + (uint64_t)peb * s->peb_stride;
 }
 
+int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n)
+{
+	const uint8_t *p = sim_peb_ptr(s, peb);
+	if (!p) {
+		memset(dst, 0xFF, n);
+		return 0;
+	}
+	if (s->ram[peb] || s->reserved[peb] || s->fd < 0) {
+		memcpy(dst, p + off, n);
+		return 0;
+	}
+	/* Part of the file without disk blocks: read(2) returns zeros for a
+	 * hole without allocating anything. */
+	uint64_t pos = (uint64_t)peb * s->peb_stride + off;
+	for (size_t done = 0; done < n;) {
+		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(pos + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return util_err_set(&s->err, -errno, "%s: read of PEB %u failed: %s", s->path, peb, strerror(errno));
+		if (r == 0) {
+			memset((uint8_t *)dst + done, 0xFF, n - done); /* beyond the end: erased */
+			break;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Which PEBs of the file have disk blocks everywhere (no holes). */
+static void find_allocated(struct flash_sim *s, uint64_t fsize)
+{
+	for (uint32_t i = 0; i < s->dev.geo.peb_count; i++) {
+		uint64_t start = (uint64_t)i * s->peb_stride;
+		if (start + s->peb_stride > fsize)
+			break;
+		off_t h = lseek(s->fd, (off_t)start, SEEK_HOLE);
+		s->reserved[i] = h < 0 || (uint64_t)h >= start + s->peb_stride;
+	}
+}
+
 /* Make sure [start, start+len) of the file has disk blocks: fallocate, or
  * where it is not supported, write the holes with zeros (what they read). */
 static int reserve_range(int fd, uint64_t start, uint64_t len)
@@ -240,8 +281,9 @@ void sim_peb_write_bbm(struct flash_sim *s, uint32_t peb)
 
 static bool peb_has_bbm(struct flash_sim *s, uint32_t peb)
 {
-	const uint8_t *p = sim_peb_ptr(s, peb);
-	return p && p[s->page_size + bbm_pos(s)] != 0xFF;
+	uint8_t b = 0xFF;
+	sim_store_read(s, peb, s->page_size + bbm_pos(s), &b, 1);
+	return b != 0xFF;
 }
 
 /* ---- sidecar ---- */
@@ -654,7 +696,7 @@ static uint64_t space_for(int fd, const struct stat *st)
 int sim_store_create_file(struct flash_sim *s)
 {
 	struct stat st;
-	bool existed = lstat(s->path, &st) == 0;
+	bool existed = lstat(s->path, &st) == 0, emptied = false;
 	/* No O_TRUNC: nothing of an existing file changes before it is locked
 	 * and every check passed. */
 	s->fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -662,26 +704,33 @@ int sim_store_create_file(struct flash_sim *s)
 		return util_err_set(&s->err, -errno, "cannot create %s: %s", s->path, strerror(errno));
 	int ret = util_file_lock(s->fd, true, s->path, &s->err);
 	if (ret)
-		return ret;
-	if (fstat(s->fd, &st) < 0)
-		return util_err_set(&s->err, -errno, "cannot stat %s: %s", s->path, strerror(errno));
+		goto fail_rm;
+	if (fstat(s->fd, &st) < 0) {
+		ret = util_err_set(&s->err, -errno, "cannot stat %s: %s", s->path, strerror(errno));
+		goto fail_rm;
+	}
 	if (!S_ISREG(st.st_mode))
 		return util_err_set(&s->err, -EINVAL, "%s is not a regular file", s->path);
 	uint64_t size = s->peb_stride * s->dev.geo.peb_count;
-	if (size > SIZE_MAX || size > (uint64_t)INT64_MAX)
-		return util_err_set(&s->err, -EFBIG, "cannot size %s to %" PRIu64 " bytes", s->path, size);
+	if (size > SIZE_MAX || size > (uint64_t)INT64_MAX) {
+		ret = util_err_set(&s->err, -EFBIG, "cannot size %s to %" PRIu64 " bytes", s->path, size);
+		goto fail_rm;
+	}
 	if (!s->sparse) {
 		uint64_t room = space_for(s->fd, &st);
-		if (room < size)
-			return util_err_set(&s->err, -ENOSPC,
-					    "cannot create %s: it needs %" PRIu64 " bytes, its file system has %" PRIu64
-					    " free: %s (or use --sparse)",
-					    s->path, size, room, strerror(ENOSPC));
+		if (room < size) {
+			ret = util_err_set(&s->err, -ENOSPC,
+					   "cannot create %s: it needs %" PRIu64 " bytes, its file system has %" PRIu64
+					   " free: %s (or use --sparse)",
+					   s->path, size, room, strerror(ENOSPC));
+			goto fail_rm;
+		}
 	}
 	/* The sidecar must be writable before the image is touched. */
 	ret = sidecar_write_ex(s, true);
 	if (ret)
 		goto fail_rm;
+	emptied = true;
 	if (ftruncate(s->fd, 0) < 0 || ftruncate(s->fd, (off_t)size) < 0) {
 		ret = util_err_set(&s->err, -errno, "cannot size %s to %" PRIu64 " bytes: %s", s->path, size,
 				   strerror(errno));
@@ -711,7 +760,7 @@ fail_rm:
 	 * already emptied (its old sidecar no longer matches it). */
 	if (!existed)
 		unlink(s->path);
-	else if (ftruncate(s->fd, 0) < 0) {
+	else if (emptied && ftruncate(s->fd, 0) < 0) {
 		/* nothing more to do */
 	}
 	return ret;
@@ -794,6 +843,7 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 				   s->store_oob ? " with OOB" : "");
 		goto fail;
 	}
+	find_allocated(s, fsize);
 	if (sc.present) {
 		/* Does the sidecar describe this image? Its size must be the one
 		 * recorded; with another inode or mtime, the headers in it must
