@@ -574,8 +574,12 @@ static bool looks_like_ec_hdr(const uint8_t *p)
 
 /* The image changed since its sidecar was written (other inode or mtime:
  * replaced, copied, or written by another program). Keep trusting the
- * sidecar only if the UBI EC headers in the image's first eraseblocks sit
- * at eraseblock boundaries of the sidecar's geometry. */
+ * sidecar unless the UBI EC headers in the image's first eraseblocks show
+ * another eraseblock size: UBI writes one at the start of every good PEB,
+ * so the headers form a grid from offset 0 with the PEB stride as spacing.
+ * A grid with another spacing means the sidecar is not this image's. (A
+ * UBI image stored as data inside a volume is not a grid from 0: its
+ * headers sit at a data offset.) */
 static int check_layout(struct flash_sim *s, const char *path, uint64_t fsize)
 {
 	uint64_t limit = 16 * s->peb_stride;
@@ -583,46 +587,46 @@ static int check_layout(struct flash_sim *s, const char *path, uint64_t fsize)
 		limit = 32u << 20;
 	if (limit > fsize)
 		limit = fsize;
-	const size_t chunk = 1u << 20;
+	const size_t chunk = 1u << 20, max_hdrs = 4096;
 	uint8_t *buf = malloc(chunk + 64);
-	if (!buf)
+	uint64_t *at = malloc(max_hdrs * sizeof(*at));
+	if (!buf || !at) {
+		free(buf);
+		free(at);
 		return -ENOMEM;
-	int ret = 0;
-	uint64_t prev = UINT64_MAX, min_gap = UINT64_MAX, found = 0;
-	for (uint64_t base = 0; base < limit && !ret; base += chunk) {
+	}
+	size_t found = 0;
+	for (uint64_t base = 0; base < limit && found < max_hdrs; base += chunk) {
 		size_t want = (size_t)(limit - base < chunk ? limit - base : chunk);
 		ssize_t got = pread(s->fd, buf, want + 64 <= fsize - base ? want + 64 : (size_t)(fsize - base), (off_t)base);
 		if (got <= 0)
 			break;
-		for (size_t o = 0; o < want && o + 64 <= (size_t)got; o += 512) {
-			if (!looks_like_ec_hdr(buf + o))
-				continue;
-			if (prev != UINT64_MAX && base + o - prev < min_gap)
-				min_gap = base + o - prev;
-			prev = base + o;
-			found++;
-			if ((base + o) % s->peb_stride == 0)
-				continue;
-			ret = util_err_set(&s->err, -EINVAL,
-					   "the sidecar %s.sim does not describe %s: the image was replaced or changed "
-					   "since the sidecar was written, and it holds a UBI EC header at offset %" PRIu64
-					   ", which is not an eraseblock boundary of the sidecar's geometry (%" PRIu64
-					   " bytes per PEB); remove %s.sim to open the image as a plain dump",
-					   path, path, base + o, s->peb_stride, path);
-			break;
-		}
+		for (size_t o = 0; o < want && o + 64 <= (size_t)got && found < max_hdrs; o += 512)
+			if (looks_like_ec_hdr(buf + o))
+				at[found++] = base + o;
 	}
 	free(buf);
-	/* UBI puts an EC header in every good PEB: headers found only every
-	 * few sidecar PEBs mean the image has larger eraseblocks. */
-	if (!ret && found >= 4 && min_gap > s->peb_stride)
-		ret = util_err_set(&s->err, -EINVAL,
-				   "the sidecar %s.sim does not describe %s: the image was replaced or changed since "
-				   "the sidecar was written, and its UBI EC headers are %" PRIu64
-				   " bytes apart, not %" PRIu64 " as in the sidecar's geometry; remove %s.sim to open "
-				   "the image as a plain dump",
-				   path, path, min_gap, s->peb_stride, path);
-	return ret;
+	uint64_t gap = UINT64_MAX;
+	for (size_t k = 1; k < found; k++)
+		if (at[k] - at[k - 1] < gap)
+			gap = at[k] - at[k - 1];
+	bool grid = found >= 2 && at[0] == 0;
+	for (size_t k = 0; grid && k < found; k++)
+		grid = at[k] % gap == 0;
+	/* ... and a dense one: at least half its places hold a header. */
+	if (grid && (uint64_t)found * 2 < at[found - 1] / gap + 1)
+		grid = false;
+	free(at);
+	/* Smaller eraseblocks than the sidecar's: two headers already show it;
+	 * larger ones: want a few, as erased or bad PEBs leave gaps. */
+	if (grid && gap != s->peb_stride && (gap < s->peb_stride || found >= 4))
+		return util_err_set(&s->err, -EINVAL,
+				    "the sidecar %s.sim does not describe %s: the image was replaced or changed since "
+				    "the sidecar was written, and its UBI EC headers are %" PRIu64
+				    " bytes apart, not %" PRIu64 " as in the sidecar's geometry; remove %s.sim to open "
+				    "the image as a plain dump",
+				    path, path, gap, s->peb_stride, path);
+	return 0;
 }
 
 /* Sparse image whose hole list cannot be trusted: a PEB that is entirely a

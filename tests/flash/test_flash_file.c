@@ -523,6 +523,13 @@ static void test_stale_sidecar(void **state)
 	write_file(f->img, img, (size_t)NPEB * PEB);
 	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, false, &d, msg, sizeof(msg)), 0);
 	flash_close(d);
+	/* ... also with a UBI image stored as data in PEB 0 (headers at its
+	 * data offset, 2 KiB apart): not a grid of the whole image. */
+	for (unsigned k = 0; k < 4; k++)
+		memcpy(img + 4096 + 2048 * k, img, 64);
+	write_file(f->img, img, (size_t)NPEB * PEB);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), 0);
+	flash_close(d);
 	free(img);
 }
 
