@@ -1,6 +1,7 @@
 /* util_file — see util_file.h. */
 #include "util/util_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -63,6 +64,41 @@ static long find_holder(const struct stat *st, bool *writes)
 	return found;
 }
 
+/* A process other than us with the file (dev, ino) open: the one that
+ * keeps a lock whose taker has exited (a daemon after fork). 0 if none. */
+static long find_opener(const struct stat *st)
+{
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	long found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(proc))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+		DIR *fds = opendir(dir);
+		if (!fds)
+			continue;
+		struct dirent *fe;
+		while ((fe = readdir(fds))) {
+			char p[96];
+			struct stat fst;
+			snprintf(p, sizeof(p), "%s/%.20s", dir, fe->d_name);
+			if (fe->d_name[0] != '.' && stat(p, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino) {
+				found = pid;
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return found;
+}
+
 int util_file_lock(int fd, bool exclusive, const char *path, struct util_err *err)
 {
 	for (;;) {
@@ -82,6 +118,14 @@ int util_file_lock(int fd, bool exclusive, const char *path, struct util_err *er
 		return util_err_set(err, -EBUSY, "%s is in use by another program (locked); %s now", path, want);
 	char cmd[200];
 	proc_cmdline(pid, cmd, sizeof(cmd));
+	if (!cmd[0]) {
+		/* The taker is gone (e.g. a daemon's parent): name who has it open. */
+		long other = find_opener(&st);
+		if (other) {
+			pid = other;
+			proc_cmdline(pid, cmd, sizeof(cmd));
+		}
+	}
 	return util_err_set(err, -EBUSY, "%s is in use: pid %ld (%s) holds a %s lock on it; %s now", path, pid,
 			    cmd[0] ? cmd : "gone; a process it started keeps the lock", writes ? "write" : "read", want);
 }

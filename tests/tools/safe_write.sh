@@ -5,9 +5,9 @@
 # must not touch are byte-identical (md5) afterwards:
 #  1. no command writes to a file it reads (compared by device and inode:
 #     the same file under another name, a hard link, stdout redirected);
-#  2. a writer locks the image: a second writer (another ubikit, or any
-#     program holding a lock) gets "in use" with the holder's pid and command
-#     line, at once; readers share;
+#  2. a writer locks the image: a second writer (another ubikit, a FUSE
+#     mount, or any program holding a lock) gets "in use" with the holder's
+#     pid and command line, at once; readers share;
 #  3. destructive commands check everything first (format -f of an image
 #     with a broken eraseblock 20, a volume table reserving more than the
 #     flash has, -x 0; ubi update from a directory, or a file too large);
@@ -19,6 +19,7 @@ set -uo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
 S=$UBIKIT_SCRATCH
 rm -rf "$S"; mkdir -p "$S"; cd "$S" || exit 1
+trap 'mountpoint -q "$S/mnt" 2>/dev/null && fusermount3 -u "$S/mnt"; true' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 U() { "$UBIKIT" "$@"; }
@@ -123,6 +124,22 @@ U ubi read f.img -N data -o data.after
 cmp -s data.before data.after || fail "volume contents after two concurrent updates"
 U ubi info f.img | grep -q 'State: *OK' || fail "volume not OK after the concurrent updates"
 sums f.img f.img.sim >f.md5
+
+# A mounted image (FUSE; the mount process forks into the background and
+# keeps the lock): a writer is told which process has it.
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p mnt
+	if U mount k.img mnt 2>mount.err; then
+		expect 1 "k.img is in use: pid [0-9]+ \\(.*ubikit mount k.img mnt\\) holds a read lock" \
+			"format of a mounted image" -- U format k.img -q --page 2048 --peb 128KiB
+		fusermount3 -u mnt || fail "fusermount3 -u"
+		same "format of a mounted image" k.md5
+	else
+		echo "note: FUSE mount not possible here ($(cat mount.err)): mounted-image lock not tested"
+	fi
+else
+	echo "note: no /dev/fuse or fusermount3: mounted-image lock not tested"
+fi
 
 # ---- 3. destructive commands check everything before they destroy ----
 # The image: eraseblock 20 of a ubinize image has a broken EC header.
