@@ -11,7 +11,8 @@
 #  3. destructive commands check everything first (format -f of an image
 #     with a broken eraseblock 20, a volume table reserving more than the
 #     flash has, -x 0; ubi update from a directory, or a file too large);
-#     an update that cannot finish leaves its update marker;
+#     an update that cannot finish (input too short, writer killed) leaves
+#     its update marker: the flash attaches and says so;
 #  6. a sidecar left from another image is refused with a message naming
 #     it; a sidecar that cannot be written fails the command before the
 #     image changes; no message shows a bare errno number.
@@ -179,6 +180,20 @@ expect 1 'ended [0-9]+ bytes early.*update marker' "update from a short stdin" -
 U ubi info f.img >info.txt || fail "flash does not attach after an interrupted update"
 grep -q 'State: *update interrupted' info.txt || { fail "no 'update interrupted' state"; cat info.txt; }
 U ubi update f.img -N data a.bin || fail "update again after the interrupted one"
+# The writer killed half way (as by a power cut or kill -9): the flash
+# attaches, the volume says "update interrupted", the lock is gone.
+rm -f feed2; mkfifo feed2
+"$UBIKIT" ubi update f.img -N data - -s 300000 <feed2 >/dev/null 2>&1 &
+victim=$!
+exec 8>feed2
+wait_lock f.img
+head -c 200000 a.bin >&8
+sleep 1
+kill -9 $victim; wait $victim 2>/dev/null
+exec 8>&-
+U ubi info f.img >info.txt 2>&1 || { fail "flash does not attach after kill -9 of a writer"; cat info.txt; }
+grep -q 'State: *update interrupted' info.txt || { fail "no 'update interrupted' after kill -9"; cat info.txt; }
+U ubi update f.img -N data a.bin || fail "update again after the killed one"
 U ubi info f.img | grep -q 'State: *OK' || fail "volume not OK after the repeated update"
 sums f.img f.img.sim >f.md5
 
