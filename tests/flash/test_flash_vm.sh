@@ -35,7 +35,8 @@ echo "test_flash_vm: kernel format+mount passed"
 # sub-pages and pages, reads back and marks PEB 5 bad on /dev/mtd0; the
 # dump that comes back must hold its data and the marker.
 cc -static -O1 -D_GNU_SOURCE -I"$UBIKIT_SRC/src" -o "$S/probe" \
-	"$UBIKIT_SRC/tests/flash/mtd_probe.c" "$UBIKIT_SRC/src/flash/flash_mtd.c" || fail "cannot build mtd_probe"
+	"$UBIKIT_SRC/tests/flash/mtd_probe.c" "$UBIKIT_SRC/src/flash/flash_mtd.c" \
+	"$UBIKIT_SRC/src/util/util_file.c" "$UBIKIT_SRC/src/util/util_err.c" || fail "cannot build mtd_probe"
 "$U" flash create "$S/o.img" --size 16MiB --with-oob --subpage 512 >/dev/null
 "$LINUX_VM" run --flash "$S/o.img" --nand 2048:64:128KiB --image-has-oob --no-attach \
 	--copy-in "$S/probe" --cmd '$IN/probe $MTD' --out "$S/out2" >"$S/vm2.log" 2>&1 || {

@@ -70,7 +70,7 @@ static void rf_close(struct flash_dev *d)
 {
 	(void)d;
 }
-static const struct flash_ops rf_ops = {rf_read, rf_write, rf_erase, rf_is_bad, rf_mark_bad, rf_sync, rf_close};
+static const struct flash_ops rf_ops = {rf_read, rf_write, rf_erase, rf_is_bad, rf_mark_bad, rf_sync, rf_close, NULL};
 
 /* ---- model ---- */
 enum kind { W_WRITE, W_CHANGE, W_UNMAP, W_MAP, W_BG, W_MKVOL, W_RENAME, W_RMVOL, W_UPDATE };
