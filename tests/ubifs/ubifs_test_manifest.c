@@ -1,4 +1,5 @@
 /* ubifs_test_manifest — see ubifs_test_manifest.h. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,12 @@
 #include <cmocka.h>
 #include <ubikit/ubikit.h>
 
+#include "fs/fs.h"
 #include "test_md5.h"
+#include "ubifs/ubifs.h"
+#include "ubifs/ubifs_media.h"
+#include "ubifs/ubifs_tnc.h"
+#include "util/util_endian.h"
 #include "ubifs_test_manifest.h"
 #include "ubifs_test_tree.h"
 
@@ -185,4 +191,63 @@ int tm_compare(const char *got, const char *want_path, const char *workdir, cons
 	}
 	tt_run("diff -u '%s' '%s' | head -40 >&2", want_path, gp);
 	return -1;
+}
+
+static int u64cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int tm_lost_inodes(struct ubikit_fs *ufs, const char *name)
+{
+	struct ubifs_fs *fs = fs_ubifs(ufs);
+	uint64_t *inos = NULL, *named = NULL;
+	size_t ni = 0, nn = 0, ci = 0, cn = 0;
+	uint8_t *buf = malloc(UBIFS_MAX_NODE_SZ);
+	struct ubifs_key k0 = {0, 0};
+	struct ubifs_tnc_pos pos;
+	int err = ubifs_tnc_seek(fs, &k0, 0, &pos);
+	while (!err) {
+		const struct ubifs_zbranch *zb = ubifs_tnc_at(&pos);
+		unsigned t = ubifs_key_type(&zb->key);
+		if (t == UBIFS_INO_KEY) {
+			if (ni == ci)
+				inos = realloc(inos, (ci = ci ? 2 * ci : 256) * sizeof(*inos));
+			inos[ni++] = zb->key.inum;
+		} else if (t == UBIFS_DENT_KEY || t == UBIFS_XENT_KEY) {
+			struct ubifs_zbranch copy = *zb;
+			err = ubifs_tnc_read_leaf(fs, &copy, buf);
+			if (err)
+				break;
+			if (nn == cn)
+				named = realloc(named, (cn = cn ? 2 * cn : 256) * sizeof(*named));
+			named[nn++] = get_le64(buf + 40); /* the entry's target inode */
+			/* the walk may have moved: find this entry again */
+			err = ubifs_tnc_seek(fs, &copy.key, 0, &pos);
+			while (!err && (ubifs_tnc_at(&pos)->lnum != copy.lnum || ubifs_tnc_at(&pos)->offs != copy.offs))
+				err = ubifs_tnc_next(fs, &pos);
+			if (err)
+				break;
+		}
+		err = ubifs_tnc_next(fs, &pos);
+	}
+	free(buf);
+	int lost = 0;
+	if (err != -ENOENT) {
+		lost = err;
+	} else {
+		if (nn)
+			qsort(named, nn, sizeof(*named), u64cmp);
+		for (size_t i = 0; i < ni; i++) {
+			if (inos[i] == UBIKIT_ROOT_INO || (nn && bsearch(&inos[i], named, nn, sizeof(*named), u64cmp)))
+				continue;
+			fprintf(stderr, "%s: inode %llu is in the index, but no entry names it\n", name,
+				(unsigned long long)inos[i]);
+			lost++;
+		}
+	}
+	free(inos);
+	free(named);
+	return lost;
 }

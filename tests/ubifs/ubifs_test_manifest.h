@@ -19,4 +19,11 @@ char *tm_slurp(const char *path);
  * to workdir/name.actual, prints a diff and returns -1. */
 int tm_compare(const char *got, const char *want_path, const char *workdir, const char *name);
 
+/* Walk the whole index: every inode in it must be named by a directory
+ * entry or an xattr entry (the root aside). An inode nothing names is lost
+ * (an orphan not killed, the xattr inodes of a deleted inode left behind):
+ * invisible in the tree, but the kernel leaves none after its mount.
+ * Returns the number of such inodes (each printed), <0 on a read error. */
+int tm_lost_inodes(struct ubikit_fs *fs, const char *name);
+
 #endif
