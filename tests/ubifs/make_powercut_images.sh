@@ -6,8 +6,9 @@
 # UBIFS, the workload, the cut, the dump, and the kernel's next mount of the
 # dump (its manifest). Results go to $OUT (default: a new temporary
 # directory): NAME.img.gz, NAME.manifest, NAME.log.
-# With STORE=1 they also replace tests/data/ubifs/powercut/ (gzip -9) and its
-# list. Without arguments: the default set that is stored in the repository.
+# With STORE=1 they are also added to tests/data/ubifs/powercut/ (gzip -9)
+# and its LIST. Without arguments: the cut points of the stored set (UBIFS's
+# cuts are random, so a new run gives other images of the same kind).
 # Environment: ROUNDS (workload rounds, default 40), LINUX_VM.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,19 +44,21 @@ for c in "${CUTS[@]}"; do
 done
 rm -f "$OUT/vm.img"
 echo "$n cut points in $OUT"
+# STORE=1: add these cuts to the stored set (PREFIX names them apart from
+# earlier batches: the cut points of UBIFS's emulation are random)
 if [ "${STORE:-0}" = 1 ]; then
 	DEST=$SRC/tests/data/ubifs/powercut
-	rm -rf "$DEST.new"
-	mkdir -p "$DEST.new"
+	mkdir -p "$DEST"
+	touch "$DEST/LIST"
 	for c in "${CUTS[@]}"; do
 		name=${c/:/-}
-		cp "$OUT/$name.img.gz" "$OUT/$name.manifest" "$DEST.new/"
+		to=${PREFIX:-}$name
+		cp "$OUT/$name.img.gz" "$DEST/$to.img.gz"
+		cp "$OUT/$name.manifest" "$DEST/$to.manifest"
 		# the cut and the kernel's recovery lines, for the record
 		grep -e vm_powercut -e 'power cut' -e 'emulat' -e recover -e 'UBIFS error' -e 'UBIFS warning' \
-			"$OUT/$name.log" | sed 's/^\(next mount: \)\?\[ *[0-9.]*\] //' >"$DEST.new/$name.kernel.txt" || true
-		echo "$name" >>"$DEST.new/LIST"
+			"$OUT/$name.log" | sed 's/^\(next mount: \)\?\[ *[0-9.]*\] //' >"$DEST/$to.kernel.txt" || true
+		grep -qx "$to" "$DEST/LIST" || echo "$to" >>"$DEST/LIST"
 	done
-	rm -rf "$DEST"
-	mv "$DEST.new" "$DEST"
 	du -sh "$DEST"
 fi

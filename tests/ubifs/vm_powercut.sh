@@ -55,8 +55,9 @@ round() {
 		setfattr -x user.round "$od/f$o.2" 2>/dev/null
 		mv "$od/f$o.3" "$od/f$o.2" || return 1
 	fi
-	# an orphan: unlinked while open, kept open for a while
+	# an orphan with an xattr: unlinked while open, kept open for a while
 	wr "$MNT/orph$r" 5000 "orphan$r" || return 1
+	setfattr -n user.orphan -v "o$r" "$MNT/orph$r" || return 1
 	if [ $((r % 2)) = 0 ]; then
 		exec 4<&- 4<"$MNT/orph$r"
 	else
