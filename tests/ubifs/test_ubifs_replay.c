@@ -26,6 +26,8 @@
 #include "ubi/ubi.h"
 #include "ubifs/ubifs.h"
 #include "ubifs_test_manifest.h"
+#include "util/util_crc.h"
+#include "util/util_endian.h"
 #include "ubifs_test_tree.h"
 
 #define WORK UBIKIT_BUILD_DIR "/ubifs-replay"
@@ -36,16 +38,18 @@ struct case_def {
 	int has_oob;
 	int unclean, expect_orphans, expect_journal;
 	int collect; /* report a difference to the caller instead of failing */
+	/* changes the raw flash before the attach; returns how many nodes */
+	int (*patch)(uint8_t *flash, size_t len, const struct case_def *c);
 };
 
 #define NAND2K {FLASH_NAND, 2048, 512, 64, 131072, 128}
 static const struct case_def cases[] = {
-	{"ubifs", "replay-nand2k", NAND2K, 0, 1, 1, 1, 0},
-	{"ubifs", "replay-nor", {FLASH_NOR, 1, 1, 0, 65536, 256}, 0, 1, 1, 1, 0},
-	{"kernel-images", "nand2k-clean", NAND2K, 0, 0, 0, 0, 0} /* clean unmount commits */,
-	{"kernel-images", "nand2k-unclean", NAND2K, 0, 1, 0, 1, 0},
-	{"kernel-images", "nor-zlib-unclean", {FLASH_NOR, 1, 1, 0, 65536, 256}, 0, 1, 0, 1, 0},
-	{"kernel-images", "nand4k-oob-zstd-unclean", {FLASH_NAND, 4096, 1024, 128, 262144, 256}, 1, 1, 0, 1, 0},
+	{"ubifs", "replay-nand2k", NAND2K, 0, 1, 1, 1, 0, NULL},
+	{"ubifs", "replay-nor", {FLASH_NOR, 1, 1, 0, 65536, 256}, 0, 1, 1, 1, 0, NULL},
+	{"kernel-images", "nand2k-clean", NAND2K, 0, 0, 0, 0, 0, NULL} /* clean unmount commits */,
+	{"kernel-images", "nand2k-unclean", NAND2K, 0, 1, 0, 1, 0, NULL},
+	{"kernel-images", "nor-zlib-unclean", {FLASH_NOR, 1, 1, 0, 65536, 256}, 0, 1, 0, 1, 0, NULL},
+	{"kernel-images", "nand4k-oob-zstd-unclean", {FLASH_NAND, 4096, 1024, 128, 262144, 256}, 1, 1, 0, 1, 0, NULL},
 };
 
 /* spy on the volume: the read-only mount must never write */
@@ -94,6 +98,8 @@ static int run_case(const struct case_def *c, struct ubifs_fs_info *info_out)
 	assert_non_null(g);
 	assert_true(gzread(g, buf, (unsigned)dev) > 0);
 	gzclose(g);
+	if (c->patch)
+		fprintf(stderr, "%s: %d nodes changed\n", c->name, c->patch(buf, dev, c));
 	FILE *f = fopen(img, "wb");
 	assert_int_equal(fwrite(buf, 1, dev, f), dev);
 	fclose(f);
@@ -200,7 +206,7 @@ static void t_powercut(void **s)
 	int n = 0, bad = 0, wrapped = 0, twice = 0, torn = 0, orphans = 0, refused = 0;
 	char failed[2048] = "";
 	while (fscanf(f, "%127s", name) == 1) {
-		struct case_def c = {"ubifs/powercut", name, NAND2K, 0, 1, 0, 0, 1};
+		struct case_def c = {"ubifs/powercut", name, NAND2K, 0, 1, 0, 0, 1, NULL};
 		struct ubifs_fs_info info;
 		memset(&info, 0, sizeof(info));
 		info.need_recovery = -1;
@@ -234,9 +240,65 @@ static int setup(void **s)
 	return tt_run("mkdir -p '%s'", WORK) ? -1 : 0;
 }
 
+/* Kernels before 4.18-ish journalled only the host inode when an inode with
+ * xattrs was deleted; replay then removes its xattr entries and xattr inodes
+ * together with it (the kernel's ubifs_tnc_remove_ino). 6.1 also journals a
+ * deletion for each xattr inode: pad those away (as an older kernel would
+ * have written) and replay must still leave no xattr inode behind, with the
+ * same tree the kernel showed for the dump. Raw NAND 2K: UBIFS data from
+ * offset 2048 of each PEB. */
+static int pad_xattr_deletions(uint8_t *flash, size_t len, const struct case_def *c)
+{
+	int n = 0;
+	for (size_t peb = 0; peb + c->geo.peb_size <= len; peb += c->geo.peb_size) {
+		size_t prev = 0;
+		for (size_t o = peb + 2048; o + 24 <= peb + c->geo.peb_size; o += 8) {
+			uint8_t *nd = flash + o;
+			uint32_t nl = get_le32(nd + 16);
+			if (get_le32(nd) != 0x06101831u || nl < 24 || o + nl > peb + c->geo.peb_size ||
+			    get_le32(nd + 4) != util_crc32(UTIL_CRC32_INIT, nd + 8, nl - 8))
+				continue;
+			if (nd[20] == 0 /* INO */ && nl >= 160 && get_le32(nd + 92) == 0 && (get_le32(nd + 108) & 0x20)) {
+				uint32_t span = (nl + 7) & ~7u;
+				if (nd[21] == 2 && prev) { /* it ended a group: the node before ends it now */
+					uint8_t *pn = flash + prev;
+					pn[21] = 2;
+					put_le32(pn + 4, util_crc32(UTIL_CRC32_INIT, pn + 8, get_le32(pn + 16) - 8));
+				}
+				memset(nd + 8, 0, span - 8);
+				put_le32(nd + 16, 28);
+				nd[20] = 5; /* PAD */
+				put_le32(nd + 24, span - 28);
+				put_le32(nd + 4, util_crc32(UTIL_CRC32_INIT, nd + 8, 20));
+				n++;
+			}
+			prev = o;
+			o += ((nl + 7) & ~7u) - 8;
+		}
+	}
+	return n;
+}
+
+static void t_old_xattr_deletion(void **s)
+{
+	(void)s;
+	char list[512];
+	snprintf(list, sizeof(list), "%s/ubifs/powercut/LIST", UBIKIT_TEST_DATA);
+	FILE *f = fopen(list, "r");
+	assert_non_null(f);
+	char name[128];
+	int n = 0;
+	while (fscanf(f, "%127s", name) == 1 && n < 6) {
+		struct case_def c = {"ubifs/powercut", name, NAND2K, 0, 1, 0, 0, 0, pad_xattr_deletions};
+		run_case(&c, NULL);
+		n++;
+	}
+	fclose(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(t_replay_ours), cmocka_unit_test(t_kernel_images),
-					   cmocka_unit_test(t_powercut)};
+					   cmocka_unit_test(t_powercut), cmocka_unit_test(t_old_xattr_deletion)};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
