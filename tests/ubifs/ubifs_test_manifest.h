@@ -22,7 +22,9 @@ int tm_compare(const char *got, const char *want_path, const char *workdir, cons
 /* Walk the whole index: every inode in it must be named by a directory
  * entry or an xattr entry (the root aside). An inode nothing names is lost
  * (an orphan not killed, the xattr inodes of a deleted inode left behind):
- * invisible in the tree, but the kernel leaves none after its mount.
+ * invisible in the tree, but the kernel leaves none after its mount, with
+ * one exception of Linux 6.1 (the judge here): an xattr inode listed in the
+ * orphan area, which its orphan killing skips (link count 1).
  * Returns the number of such inodes (each printed), <0 on a read error. */
 int tm_lost_inodes(struct ubikit_fs *fs, const char *name);
 
