@@ -5,7 +5,9 @@
 # ubifs:K = UBIFS's torn-write emulation, a random cut per run) a fresh
 # UBIFS, the workload, the cut, the dump, and the kernel's next mount of the
 # dump (its manifest). Results go to $OUT (default: a new temporary
-# directory): NAME.img.gz, NAME.manifest, NAME.log.
+# directory): NAME.img.gz, NAME.manifest, NAME.log, LIST. Check them through
+# the library with UBIKIT_POWERCUT_DIR=$OUT BUILD/tests/ubifs/test_ubifs_replay
+# (t_powercut), through the CLI with tests/tools/ubifs_kernel_view.sh.
 # With STORE=1 they are also added to tests/data/ubifs/powercut/ (gzip -9)
 # and its LIST. Without arguments: the cut points of the stored set (UBIFS's
 # cuts are random, so a new run gives other images of the same kind).
@@ -21,6 +23,7 @@ if [ ${#CUTS[@]} = 0 ]; then
 	CUTS=(ubi:1 ubi:3 ubi:5 ubi:8 ubi:11 ubi:14 ubi:18 ubi:22 ubi:27 ubifs:1 ubifs:2 ubifs:3 ubifs:4 ubifs:5)
 fi
 mkdir -p "$OUT"
+rm -f "$OUT/LIST.new"
 rc=0
 "$VM" run --flash "$OUT/vm.img" --nand "$GEOM" --format-fresh --no-writeback \
 	--timeout $((120 + 150 * ${#CUTS[@]})) --out "$OUT/vm" \
@@ -39,9 +42,11 @@ for c in "${CUTS[@]}"; do
 	f=$OUT/vm/files/$name
 	[ -s "$f.manifest" ] && [ -s "$f.img.gz" ] || { echo "$name: no result" >&2; exit 1; }
 	cp "$f.manifest" "$f.log" "$OUT/"
+	echo "$name" >>"$OUT/LIST.new"
 	gzip -dc "$f.img.gz" | gzip -9 -n >"$OUT/$name.img.gz"
 	n=$((n + 1))
 done
+mv "$OUT/LIST.new" "$OUT/LIST"
 rm -f "$OUT/vm.img"
 echo "$n cut points in $OUT"
 # STORE=1: add these cuts to the stored set (PREFIX names them apart from
