@@ -11,7 +11,8 @@
 # With STORE=1 they are also added to tests/data/ubifs/powercut/ (gzip -9)
 # and its LIST. Without arguments: the cut points of the stored set (UBIFS's
 # cuts are random, so a new run gives other images of the same kind).
-# Environment: ROUNDS (workload rounds, default 40), LINUX_VM.
+# Environment: ROUNDS (workload rounds, default 40), BGWRITE=1 and UBIFS_OPTS
+# (see vm_powercut.sh), LINUX_VM.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 VM=${LINUX_VM:-$SRC/tests/vm/linux-ubifs-vm}
@@ -28,7 +29,7 @@ rc=0
 "$VM" run --flash "$OUT/vm.img" --nand "$GEOM" --format-fresh --no-writeback \
 	--timeout $((120 + 150 * ${#CUTS[@]})) --out "$OUT/vm" \
 	--copy-in "$SRC/tests/ubifs/vm_powercut.sh" --copy-in "$SRC/tests/tools/ubifs_manifest.sh" \
-	--cmd "CUTS='${CUTS[*]}' ROUNDS=$ROUNDS sh \$IN/vm_powercut.sh" >"$OUT/vm.log" 2>&1 || rc=$?
+	--cmd "CUTS='${CUTS[*]}' ROUNDS=$ROUNDS BGWRITE=${BGWRITE:-0} UBIFS_OPTS='${UBIFS_OPTS:-}' sh \$IN/vm_powercut.sh" >"$OUT/vm.log" 2>&1 || rc=$?
 # the emulated cuts are kernel errors (123); anything else is a failure
 if [ $rc != 0 ] && [ $rc != 123 ]; then
 	tail -30 "$OUT/vm.log" >&2

@@ -19,6 +19,8 @@
 # ($RESULTS/NAME.manifest, tests/tools/ubifs_manifest.sh format, or a line
 # "REFUSED" if it does not mount), plus the kernel's lines ($RESULTS/NAME.log).
 # Needs: $CUTS, $ROUNDS (workload rounds at most), ubifs_manifest.sh in $IN.
+# Optional: BGWRITE=1 (see round), UBIFS_OPTS (mount options of the workload,
+# e.g. compr=none so that compressible data still fills LEBs).
 cd /
 umount "$MNT" || exit 1
 ubidetach -m 0 || exit 1
@@ -69,9 +71,19 @@ round() {
 	rm "$d/f$r.4" || return 1
 	truncate -s $((r * 37 % 2000)) "$d/f$r.5" || return 1
 	ln -sf "f$r.5" "$d/s$r" || return 1
-	# commits: explicit every other round, and whenever the journal fills
+	# commits: explicit every other round, and whenever the journal fills;
+	# with BGWRITE=1 a writer fills the journal heads while the commit runs,
+	# so new buds are referred to after the commit start node
 	if [ $((r % 2)) = 1 ]; then
-		sync || return 1
+		if [ "${BGWRITE:-0}" = 1 ]; then
+			rm -f "$MNT/bg$((r - 4))"
+			wr "$MNT/bg$r" 300000 "bg$r" &
+			bg=$!
+			sync || return 1
+			wait $bg || return 1
+		else
+			sync || return 1
+		fi
 	fi
 	cut_seen && return 1
 	return 0
@@ -85,7 +97,7 @@ for spec in $CUTS; do
 	ubiformat /dev/mtd0 -y -q >/dev/null 2>&1 || { echo "$name: ubiformat failed"; continue; }
 	ubiattach -m 0 -d 0 >/dev/null || { echo "$name: attach failed"; continue; }
 	ubimkvol /dev/ubi0 -N rootfs -m >/dev/null || { echo "$name: mkvol failed"; continue; }
-	mount -t ubifs ubi0:rootfs "$MNT" || { echo "$name: mount failed"; continue; }
+	mount -t ubifs ${UBIFS_OPTS:+-o "$UBIFS_OPTS"} ubi0:rootfs "$MNT" || { echo "$name: mount failed"; continue; }
 	mark "$name: armed"
 	if [ "$kind" = ubi ]; then
 		echo "$n" >$DBG/ubi/ubi0/tst_emulate_power_cut_min
