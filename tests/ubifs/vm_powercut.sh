@@ -30,7 +30,8 @@ mark() { echo "vm_powercut: $*" >/dev/kmsg; }
 
 # write FILE SIZE TAG: pattern data (compressible, unique per tag), fsync'ed
 wr() {
-	awk -v n="$2" -v t="$3" 'BEGIN { s = ""; while (length(s) < n) s = s t " " length(s) "\n"; printf "%s", substr(s, 1, n) }' |
+	awk -v n="$2" -v t="$3" 'BEGIN { s = ""; while (length(s) < n && length(s) < 1024) s = s t " " length(s) "\n"
+		while (length(s) < n) s = s s; printf "%s", substr(s, 1, n) }' |
 		dd of="$1" conv=fsync 2>/dev/null
 }
 
