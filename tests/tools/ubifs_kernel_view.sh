@@ -15,8 +15,16 @@ rm -rf "$w/out"
 mkdir -p "$w"
 sum0=$(md5sum <"$img")
 if [ "$(cat "$mf")" = REFUSED ]; then
-	if "$UBIKIT" extract -q "$img" -o "$w/out" 2>"$w/err"; then
+	rc=0
+	"$UBIKIT" extract -q "$img" -o "$w/out" 2>"$w/err" || rc=$?
+	if [ $rc = 0 ]; then
 		echo "$name: the kernel refused to mount it, ubikit extract read it" >&2
+		exit 1
+	fi
+	# a refusal is a clean error, not a crash or a sanitizer report (exit 86)
+	if [ $rc != 1 ] || grep -qE 'Sanitizer|runtime error' "$w/err"; then
+		cat "$w/err" >&2
+		echo "$name: ubikit extract failed with status $rc instead of refusing" >&2
 		exit 1
 	fi
 	echo "ok $name (refused by both: $(head -c 200 "$w/err"))"
