@@ -16,6 +16,11 @@
  *   relinked    an orphan entry naming a linked inode (O_TMPFILE+linkat):
  *               it survives
  *   orphorder   orphan nodes of commits out of order in one LEB (refused)
+ * and xattr-del (a kernel image, make_xattr_del_image.sh): a file whose
+ * xattrs were committed is deleted in the journal; replay removes the
+ * inodes of its xattrs too; xattrpurge: the same image with the xattr-inode
+ * deletions the kernel journals turned into padding, so replay itself must
+ * remove the xattr inodes of the deleted inode.
  * UBIKIT_CRAFT_WRITE=DIR: only write the crafted images there. */
 #include <errno.h>
 #include <setjmp.h>
@@ -191,21 +196,43 @@ static void set_log_lnum(uint8_t *b, uint32_t from, uint32_t to)
 	}
 }
 
-/* the inode number of a directory entry node named name (kernel's own) */
-static uint64_t dent_inum(uint8_t *b, const char *name)
+/* Entry nodes (type 2 dent, 3 xent) on flash as the kernel wrote them:
+ * those with a non-zero target, named name (NULL: any) and, if host is not
+ * 0, of that host inode. Targets go to out (up to max); returns the count. */
+static size_t entry_targets(uint8_t *b, uint8_t type, const char *name, uint64_t host, uint64_t *out, size_t max)
 {
-	size_t nl = strlen(name);
+	size_t nl = name ? strlen(name) : 0, n = 0;
 	for (uint32_t lnum = 10; lnum < 121; lnum++) {
 		if (peb_of(b, lnum) < 0)
 			continue;
 		uint8_t *l = leb(b, lnum);
-		for (uint32_t o = 0; o + 56 + nl < LEBSZ; o += 8)
-			if (get_le32(l + o) == 0x06101831u && l[o + 20] == 2 && get_le16(l + o + 50) == nl &&
-			    !memcmp(l + o + 56, name, nl) && get_le32(l + o + 16) == 57 + nl)
-				return get_le64(l + o + 40);
+		for (uint32_t o = 0; o + 57 < LEBSZ; o += 8) {
+			if (get_le32(l + o) != 0x06101831u || l[o + 20] != type)
+				continue;
+			uint32_t len = get_le32(l + o + 16), nlen = get_le16(l + o + 50);
+			if (len != 57 + nlen || o + len > LEBSZ ||
+			    util_crc32(UTIL_CRC32_INIT, l + o + 8, len - 8) != get_le32(l + o + 4))
+				continue;
+			if ((name && (nlen != nl || memcmp(l + o + 56, name, nl))) || (host && get_le32(l + o + 24) != host))
+				continue;
+			uint64_t t = get_le64(l + o + 40);
+			int dup = 0;
+			for (size_t i = 0; i < n; i++)
+				dup |= out[i] == t;
+			if (t && !dup && n < max)
+				out[n++] = t;
+		}
 	}
-	fail_msg("no entry %s", name);
-	return 0;
+	return n;
+}
+
+/* the inode number of a directory entry node named name (kernel's own) */
+static uint64_t dent_inum(uint8_t *b, const char *name)
+{
+	uint64_t t;
+	if (entry_targets(b, 2, name, 0, &t, 1) != 1)
+		fail_msg("no entry %s", name);
+	return t;
 }
 
 /* ---- the cases (layout facts of replay-nand2k asserted as we go) ---- */
@@ -270,24 +297,74 @@ static void c_orphorder(uint8_t *b)
 	put_orph(l8, 2048, (raw & ~(1ull << 63)) - 1, 1, &ino, 1, 202);
 }
 
+/* xattr-del with the deletions of xd's xattr inodes (and xattr entries, if
+ * a kernel wrote any) that the kernel journals with the host's deletion
+ * turned into padding: only the host inode's deletion is left for replay,
+ * which must then remove the xattr entries and inodes itself (the kernel's
+ * ubifs_tnc_remove_ino does). */
+static size_t entry_targets(uint8_t *b, uint8_t type, const char *name, uint64_t host, uint64_t *out, size_t max);
+static uint64_t dent_inum(uint8_t *b, const char *name);
+static void c_xattrpurge(uint8_t *b)
+{
+	uint64_t xd = dent_inum(b, "xd"), xin[8];
+	size_t nx = entry_targets(b, 3, NULL, xd, xin, 8);
+	assert_int_equal(nx, 3);
+	unsigned xents = 0, xinos = 0;
+	for (uint32_t lnum = 10; lnum < 121; lnum++) {
+		if (peb_of(b, lnum) < 0)
+			continue;
+		uint8_t *l = leb(b, lnum);
+		for (uint32_t o = 0; o + 160 <= LEBSZ; o += 8) {
+			uint8_t *n = l + o;
+			if (get_le32(n) != 0x06101831u)
+				continue;
+			uint32_t len = get_le32(n + 16);
+			if (len < 24 || o + len > LEBSZ || util_crc32(UTIL_CRC32_INIT, n + 8, len - 8) != get_le32(n + 4))
+				continue;
+			int kill = 0;
+			if (n[20] == 3 && get_le32(n + 24) == xd && get_le64(n + 40) == 0)
+				kill = ++xents; /* xattr entry deletion */
+			if (n[20] == 0 && get_le32(n + 92) == 0)
+				for (size_t i = 0; i < nx; i++)
+					if (get_le32(n + 24) == xin[i])
+						kill = ++xinos; /* xattr inode deletion */
+			if (kill)
+				pad(n, (len + 7) & ~7u);
+		}
+	}
+	/* Debian's kernel journals the three xattr inodes with nlink 0 in the
+	 * host's deletion group (and no entry deletions) */
+	assert_int_equal(xinos, 3);
+	(void)xents;
+}
+
 struct craft {
 	const char *name;
 	void (*make)(uint8_t *);
+	const char *base; /* tests/data/ubifs image; NULL: replay-nand2k */
 };
 static const struct craft crafts[] = {
-	{"wrap", c_wrap},         {"dupref", c_dupref},     {"badref", c_badref},
-	{"lastbud", c_lastbud},   {"relinked", c_relinked}, {"orphorder", c_orphorder},
+	{"wrap", c_wrap, NULL},         {"dupref", c_dupref, NULL},     {"badref", c_badref, NULL},
+	{"lastbud", c_lastbud, NULL},   {"relinked", c_relinked, NULL}, {"orphorder", c_orphorder, NULL},
+	{"xattrpurge", c_xattrpurge, "xattr-del"},
 };
 
-static uint8_t *base_image(void)
+static uint8_t *load_image(const char *gz)
 {
 	uint8_t *b = malloc(DEVSZ);
 	memset(b, 0xFF, DEVSZ);
-	gzFile g = gzopen(UBIKIT_TEST_DATA "/ubifs/replay-nand2k.img.gz", "rb");
+	gzFile g = gzopen(gz, "rb");
 	assert_non_null(g);
 	assert_true(gzread(g, b, (unsigned)DEVSZ) > 0);
 	gzclose(g);
 	return b;
+}
+
+static uint8_t *base_image_of(const char *name)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/ubifs/%s.img.gz", UBIKIT_TEST_DATA, name ? name : "replay-nand2k");
+	return load_image(p);
 }
 
 static void write_image(const char *path, const uint8_t *b)
@@ -435,7 +512,7 @@ static void run_craft(const struct craft *c)
 	const char *wr = getenv("UBIKIT_CRAFT_WRITE");
 	if (wr && *wr) {
 		snprintf(img, sizeof(img), "%s/craft-%s.img", wr, c->name);
-		uint8_t *b = base_image();
+		uint8_t *b = base_image_of(c->base);
 		c->make(b);
 		write_image(img, b);
 		free(b);
@@ -444,7 +521,7 @@ static void run_craft(const struct craft *c)
 	char *want = slurp(mf);
 	if (!want)
 		fail_msg("%s: the kernel's view %s is missing (make_craft_manifests.sh)", c->name, mf);
-	uint8_t *b = base_image();
+	uint8_t *b = base_image_of(c->base);
 	c->make(b);
 	write_image(img, b);
 	free(b);
@@ -491,10 +568,79 @@ static void run_craft(const struct craft *c)
 		}
 		if (!strcmp(c->name, "wrap"))
 			assert_int_equal(info.log_lebs_used, 2);
+		if (c->base && !strcmp(c->base, "xattr-del")) {
+			/* the xattr inodes of the deleted xd are gone (the UBIFS
+			 * layer reads xattr inodes; the fs API hides them) */
+			uint8_t *orig = base_image_of(c->base);
+			uint64_t xd = dent_inum(orig, "xd"), xin[8], kin[8];
+			size_t nx = entry_targets(orig, 3, NULL, xd, xin, 8);
+			size_t nk = entry_targets(orig, 3, NULL, dent_inum(orig, "keep"), kin, 8);
+			free(orig);
+			assert_int_equal(nx, 3);
+			assert_int_equal(nk, 1);
+			struct ubifs_inode ui;
+			assert_int_equal(ubifs_read_inode(fs_ubifs(fs), xd, &ui), -ENOENT);
+			for (size_t i = 0; i < nx; i++)
+				if (ubifs_read_inode(fs_ubifs(fs), xin[i], &ui) != -ENOENT)
+					fail_msg("xattr inode %llu of the deleted inode %llu is still in the index",
+						 (unsigned long long)xin[i], (unsigned long long)xd);
+			assert_int_equal(ubifs_read_inode(fs_ubifs(fs), kin[0], &ui), 0);
+		}
 		free(got);
 		ubikit_unmount(fs);
 	}
 	free(want);
+	ubi_detach(ubi);
+	flash_close(fl);
+	remove(img);
+}
+
+/* A file with three xattrs, committed, then deleted in the journal only
+ * (make_xattr_del_image.sh): replay deletes its inode and the inodes of its
+ * xattrs (kernel: replay applies the deletion with ubifs_tnc_remove_ino). */
+static void t_xattr_del(void **s)
+{
+	(void)s;
+	uint8_t *b = load_image(UBIKIT_TEST_DATA "/ubifs/xattr-del.img.gz");
+	uint64_t xd = dent_inum(b, "xd"), keep = dent_inum(b, "keep");
+	uint64_t xin[8], kin[8];
+	size_t nx = entry_targets(b, 3, NULL, xd, xin, 8), nk = entry_targets(b, 3, NULL, keep, kin, 8);
+	assert_int_equal(nx, 3); /* user.a, user.b, trusted.c */
+	assert_int_equal(nk, 1);
+	char img[512];
+	snprintf(img, sizeof(img), "%s/xattr-del.img", WORK);
+	write_image(img, b);
+	free(b);
+	struct flash_geometry geo = {FLASH_NAND, 2048, 512, 64, PEB, NPEB};
+	struct flash_dev *fl;
+	char e[512];
+	assert_int_equal(flash_sim_open_ex(img, &geo, 0, true, &fl, e, sizeof(e)), 0);
+	struct ubi_attach_opts o;
+	ubi_attach_opts_default(&o);
+	o.read_only = true;
+	struct ubi_device *ubi;
+	assert_int_equal(ubi_attach_msg(fl, &o, &ubi, e, sizeof(e)), 0);
+	struct ubi_vol_io vol;
+	assert_int_equal(ubi_volume_io(ubi, 0, &vol), 0);
+	struct ubikit_fs *fs;
+	struct ubikit_mount_opts mo = {.flags = UBIKIT_MOUNT_RDONLY};
+	if (ubikit_mount_ex(&vol, &mo, &fs, e, sizeof(e)))
+		fail_msg("mount: %s", e);
+	char *want = slurp(UBIKIT_TEST_DATA "/ubifs/xattr-del.manifest"), *got = manifest(fs);
+	assert_non_null(want);
+	assert_string_equal(got, want);
+	/* the UBIFS layer reads xattr inodes too (the fs API hides them) */
+	struct ubifs_inode ui;
+	assert_int_equal(ubifs_read_inode(fs_ubifs(fs), xd, &ui), -ENOENT);
+	for (size_t i = 0; i < nx; i++)
+		if (ubifs_read_inode(fs_ubifs(fs), xin[i], &ui) != -ENOENT)
+			fail_msg("xattr inode %llu of the deleted inode %llu is still in the index",
+				 (unsigned long long)xin[i], (unsigned long long)xd);
+	/* the other file's xattr inode stays (the check can see inodes) */
+	assert_int_equal(ubifs_read_inode(fs_ubifs(fs), kin[0], &ui), 0);
+	free(want);
+	free(got);
+	ubikit_unmount(fs);
 	ubi_detach(ubi);
 	flash_close(fl);
 	remove(img);
@@ -512,6 +658,7 @@ CASE(badref, 2)
 CASE(lastbud, 3)
 CASE(relinked, 4)
 CASE(orphorder, 5)
+CASE(xattrpurge, 6)
 
 int main(void)
 {
@@ -520,6 +667,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_wrap),    cmocka_unit_test(t_dupref),   cmocka_unit_test(t_badref),
 		cmocka_unit_test(t_lastbud), cmocka_unit_test(t_relinked), cmocka_unit_test(t_orphorder),
+		cmocka_unit_test(t_xattr_del),  cmocka_unit_test(t_xattrpurge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
