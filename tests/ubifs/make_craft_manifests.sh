@@ -4,7 +4,7 @@
 # replay-nand2k (UBIKIT_CRAFT_WRITE). The kernel mounts each crafted image in
 # the VM (recovery, orphans) and records it with tests/tools/ubifs_manifest.sh;
 # "MOUNT FAILED" and the kernel's UBIFS errors when it refuses the image.
-#   [ONLY=NAME] make_craft_manifests.sh BUILD_DIR   (needs the VM: tests/vm/linux-ubifs-vm)
+#   [ONLY='NAME...'] make_craft_manifests.sh BUILD_DIR   (needs the VM: tests/vm/linux-ubifs-vm)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 B=${1:?usage: make_craft_manifests.sh BUILD_DIR}
@@ -17,7 +17,7 @@ fi
 UBIKIT_CRAFT_WRITE=$WORK "$B/tests/ubifs/test_ubifs_craft" >/dev/null
 for img in "$WORK"/craft-*.img; do
 	name=$(basename "$img" .img)
-	[ -n "${ONLY:-}" ] && [ "craft-$ONLY" != "$name" ] && continue
+	if [ -n "${ONLY:-}" ] && ! [[ " $ONLY " == *" ${name#craft-} "* ]]; then continue; fi
 	rc=0
 	"$VM" run --flash "$img" --nand 2048:64:128KiB:16MiB --no-writeback --timeout 300 --out "$WORK/$name.run" \
 		--copy-in "$SRC/tests/tools/ubifs_manifest.sh" \

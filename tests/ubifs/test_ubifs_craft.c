@@ -16,6 +16,12 @@
  *   relinked    an orphan entry naming a linked inode (O_TMPFILE+linkat):
  *               it survives
  *   orphorder   orphan nodes of commits out of order in one LEB (refused)
+ *   logfirst, csno, logcs2, lognode, refsqnum, refrange: log nodes the
+ *               kernel refuses (no commit start first, wrong commit number,
+ *               a second commit start, a non-reference node, a sqnum
+ *               below the commit's, a reference to no LEB)
+ *   trun, dentkey: bud nodes the kernel refuses (a truncation that grows,
+ *               an entry with an inode key)
  * and xattr-del (a kernel image, make_xattr_del_image.sh): a file whose
  * xattrs were committed is deleted in the journal; replay removes the
  * inodes of its xattrs too; xattrpurge: the same image with the xattr-inode
@@ -297,6 +303,85 @@ static void c_orphorder(uint8_t *b)
 	put_orph(l8, 2048, (raw & ~(1ull << 63)) - 1, 1, &ino, 1, 202);
 }
 
+
+/* ---- log and bud nodes the kernel refuses ---- */
+static void c_logfirst(uint8_t *b)
+{
+	/* the commit start at the log tail replaced by a reference node */
+	uint8_t *l4 = leb(b, 4);
+	assert_int_equal(l4[20], 10);
+	memset(l4, 0, 96);
+	uint8_t *n = l4;
+	ch(n, 8, 64, 2428);
+	put_le32(n + 24, 15);
+	put_le32(n + 28, 116736);
+	put_le32(n + 32, 1);
+	crc(n);
+	pad(l4 + 64, 32);
+}
+
+static void c_csno(uint8_t *b)
+{
+	uint8_t *l4 = leb(b, 4);
+	assert_int_equal(get_le64(l4 + 24), 7);
+	put_le64(l4 + 24, 6);
+	crc(l4);
+}
+
+static void c_logcs2(uint8_t *b)
+{
+	uint8_t *l4 = leb(b, 4), *n = l4 + 10240;
+	memset(n, 0, 32);
+	ch(n, 10, 32, 3362);
+	put_le64(n + 24, 7);
+	crc(n);
+	pad(n + 32, MINIO - 32);
+}
+
+static void c_lognode(uint8_t *b)
+{
+	uint64_t ino = 70;
+	put_orph(leb(b, 4), 10240, 7, 1, &ino, 1, 3362);
+}
+
+static void c_refsqnum(uint8_t *b)
+{
+	put_ref(leb(b, 4), 10240, 60, 0, 1, 100); /* below the commit start's sqnum */
+}
+
+static void c_refrange(uint8_t *b)
+{
+	put_ref(leb(b, 4), 10240, 200, 0, 1, 3362); /* no such LEB */
+}
+
+static void c_trun(uint8_t *b)
+{
+	/* bud 20's first node (a 61-byte entry) becomes a truncation node
+	 * growing the file (old size <= new size), 0xCE padding after */
+	uint8_t *n = leb(b, 20);
+	assert_int_equal(n[20], 2);
+	assert_int_equal(get_le32(n + 16), 61);
+	memset(n, 0, 64);
+	ch(n, 4, 56, get_le64(n + 8) ? get_le64(n + 8) : 2988);
+	put_le64(n + 8, 2988);
+	put_le32(n + 24, 66);
+	put_le64(n + 40, 10);
+	put_le64(n + 48, 20);
+	crc(n);
+	memset(n + 56, 0xCE, 8);
+}
+
+static void c_dentkey(uint8_t *b)
+{
+	/* bud 20's entry at 2048 with an inode key type */
+	uint8_t *n = leb(b, 20) + 2048;
+	assert_int_equal(n[20], 2);
+	uint32_t w = get_le32(n + 28);
+	assert_int_equal(w >> 29, 2 /* DENT key */);
+	put_le32(n + 28, w & 0x1FFFFFFFu);
+	crc(n);
+}
+
 /* xattr-del with the deletions of xd's xattr inodes (and xattr entries, if
  * a kernel wrote any) that the kernel journals with the host's deletion
  * turned into padding: only the host inode's deletion is left for replay,
@@ -347,6 +432,9 @@ static const struct craft crafts[] = {
 	{"wrap", c_wrap, NULL},         {"dupref", c_dupref, NULL},     {"badref", c_badref, NULL},
 	{"lastbud", c_lastbud, NULL},   {"relinked", c_relinked, NULL}, {"orphorder", c_orphorder, NULL},
 	{"xattrpurge", c_xattrpurge, "xattr-del"},
+	{"logfirst", c_logfirst, NULL},	{"csno", c_csno, NULL},		{"logcs2", c_logcs2, NULL},
+	{"lognode", c_lognode, NULL},	{"refsqnum", c_refsqnum, NULL}, {"refrange", c_refrange, NULL},
+	{"trun", c_trun, NULL},		{"dentkey", c_dentkey, NULL},
 };
 
 static uint8_t *load_image(const char *gz)
@@ -659,6 +747,14 @@ CASE(lastbud, 3)
 CASE(relinked, 4)
 CASE(orphorder, 5)
 CASE(xattrpurge, 6)
+CASE(logfirst, 7)
+CASE(csno, 8)
+CASE(logcs2, 9)
+CASE(lognode, 10)
+CASE(refsqnum, 11)
+CASE(refrange, 12)
+CASE(trun, 13)
+CASE(dentkey, 14)
 
 int main(void)
 {
@@ -668,6 +764,9 @@ int main(void)
 		cmocka_unit_test(t_wrap),    cmocka_unit_test(t_dupref),   cmocka_unit_test(t_badref),
 		cmocka_unit_test(t_lastbud), cmocka_unit_test(t_relinked), cmocka_unit_test(t_orphorder),
 		cmocka_unit_test(t_xattr_del),  cmocka_unit_test(t_xattrpurge),
+		cmocka_unit_test(t_logfirst),   cmocka_unit_test(t_csno),       cmocka_unit_test(t_logcs2),
+		cmocka_unit_test(t_lognode),    cmocka_unit_test(t_refsqnum),   cmocka_unit_test(t_refrange),
+		cmocka_unit_test(t_trun),       cmocka_unit_test(t_dentkey),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
