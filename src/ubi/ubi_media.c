@@ -120,7 +120,9 @@ const char *ubi_vid_hdr_check(const struct ubi_vid_hdr *h, uint32_t leb_size)
 		return "unsupported UBI version";
 	if (h->copy_flag > 1)
 		return "copy_flag is not 0 or 1";
-	if ((int32_t)h->vol_id < 0 && h->vol_id < UBI_INTERNAL_VOL_START)
+	/* the kernel reads vol_id as an int: 0x80000000 and up are negative,
+	 * not internal volumes (those end below) */
+	if ((int32_t)h->vol_id < 0)
 		return "negative volume ID";
 	if ((int32_t)h->lnum < 0 || (int32_t)h->data_size < 0 || (int32_t)h->used_ebs < 0 ||
 	    (int32_t)h->data_pad < 0)

@@ -632,8 +632,18 @@ int ubi_leb_read(struct ubi_device *dev, uint32_t vol_id, uint32_t lnum, uint32_
 	if (vol->rec.upd_marker)
 		return ubi_err(dev, -EBADF, "volume %u: interrupted update, contents invalid", vol_id);
 	if (vol->rec.vol_type == UBI_VID_STATIC) {
-		if (vol->used_ebs == 0 || !len)
+		if (!len)
 			return 0;
+		if (vol->used_ebs == 0) {
+			/* a static volume that misses LEBs has no known data
+			 * size: "success" would hand back whatever the buffer
+			 * held */
+			if (vol->corrupted)
+				return ubi_err(dev, -EBADMSG, "static volume %u misses LEBs (corrupted)", vol_id);
+			/* empty: what the kernel returns for its unmapped LEBs */
+			memset(buf, 0xFF, len);
+			return 0;
+		}
 		if (lnum >= vol->used_ebs || (lnum == vol->used_ebs - 1 && off + len > vol->last_eb_bytes))
 			return ubi_err(dev, -EINVAL, "static volume %u: LEB %u read %u+%zu beyond the data", vol_id,
 				       lnum, off, len);
