@@ -159,8 +159,10 @@ int ubifs_sb_read_check(struct ubifs_fs *fs)
 	if (fs->max_write_size < fs->min_io_size || fs->max_write_size % fs->min_io_size)
 		fs->max_write_size = fs->min_io_size;
 	fs->old_leb_cnt = fs->leb_cnt = sb->leb_cnt;
-	/* auto-resize to the volume, in memory only on a read-only mount */
-	if (sb->leb_cnt < vol->leb_count && sb->leb_cnt < sb->max_leb_cnt)
+	/* auto-resize to the volume, in memory only on a read-only mount; a
+	 * read-write mount keeps the superblock's count until the LPT can grow
+	 * (the kernel would resize and rewrite the superblock here) */
+	if (fs->read_only && sb->leb_cnt < vol->leb_count && sb->leb_cnt < sb->max_leb_cnt)
 		fs->leb_cnt = sb->max_leb_cnt < vol->leb_count ? sb->max_leb_cnt : vol->leb_count;
 	err = validate_sb(sb, fs->min_io_size, fs->leb_size, vol->leb_count, fs->leb_cnt, fs->read_only, &fs->err);
 	if (err)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 #include "util/util_endian.h"
 
@@ -573,9 +574,20 @@ static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t
 	return tnc_insert(fs, z, (uint32_t)(pos.n + 1), &zb);
 }
 
+/* The leaf a branch pointed to is no longer needed: on a read-write mount
+ * its space becomes dirt of its LEB (kernel tnc.c: ubifs_add_dirt on every
+ * replaced or removed leaf). */
+static int obsolete_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zb)
+{
+	return fs->lpt ? ubifs_lpt_add_dirt(fs->lpt, zb->lnum, zb->len) : 0;
+}
+
 static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t lnum, uint32_t offs, uint32_t len)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;
@@ -588,6 +600,9 @@ static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t l
 static int delete_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;
