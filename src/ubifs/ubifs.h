@@ -33,10 +33,14 @@ struct ubifs_mount_opts {
  * err (may be NULL) holds the reason. Never writes in read-only mode. */
 int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,
 		struct util_err *err);
-/* Read-write: the journal heads are written out and the master node is
- * written clean (no commit: the next mount replays the journal). Returns
- * the first error of that; the fs is freed in any case. */
+/* Read-write: a commit (as the kernel's sync_fs before unmount), then the
+ * master node is written clean. Returns the first error of that; the fs is
+ * freed in any case. */
 int ubifs_unmount(struct ubifs_fs *fs);
+/* Read-write without the commit: the journal heads are written out and the
+ * master written clean, so the next mount replays the journal (tests, and
+ * what a kernel unmount leaves when its commit fails). */
+int ubifs_unmount_journal(struct ubifs_fs *fs);
 const char *ubifs_errmsg(const struct ubifs_fs *fs);
 
 /* Read and check just the superblock (LEB 0) of a volume, without mounting
@@ -163,7 +167,7 @@ struct ubifs_setattr {
 int ubifs_setattr(struct ubifs_fs *fs, uint64_t inum, const struct ubifs_setattr *a);
 int ubifs_setxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, const void *value, size_t size, int flags);
 int ubifs_removexattr(struct ubifs_fs *fs, uint64_t inum, const char *name);
-/* Write out every journal head (sync/syncfs; the commit is not there yet). */
+/* sync/syncfs: a commit, as the kernel's ubifs_sync_fs. */
 int ubifs_sync(struct ubifs_fs *fs);
 /* Write out the heads holding nodes of this inode (fsync). */
 int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum);

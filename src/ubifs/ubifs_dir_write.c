@@ -368,14 +368,14 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 	}
 	if (err)
 		goto out;
-	if (oi == ni) /* the same inode (also hard links of it): nothing to do */
-		goto out;
-	int is_dir = S_ISDIR(r->old_ino.mode);
-	int move = old_dir != new_dir;
 	if ((flags & UBIFS_RENAME_NOREPLACE) && have_new) {
 		err = -EEXIST;
 		goto out;
 	}
+	if (oi == ni) /* the same inode (also hard links of it): nothing to do */
+		goto out;
+	int is_dir = S_ISDIR(r->old_ino.mode);
+	int move = old_dir != new_dir;
 	if ((flags & UBIFS_RENAME_EXCHANGE) && !have_new) {
 		err = -ENOENT;
 		goto out;
@@ -496,7 +496,7 @@ int ubifs_sync(struct ubifs_fs *fs)
 		return 0;
 	if (fs->ro_error)
 		return -EROFS;
-	return ubifs_jnl_sync_all(fs);
+	return ubifs_commit(fs);
 }
 
 int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum)

@@ -41,3 +41,13 @@ int ubifs_lpt_find_free(struct ubifs_lpt *lpt, uint32_t min_space, int squeeze, 
 	(void)lpt, (void)min_space, (void)squeeze, (void)lnum_out, (void)offs_out;
 	return -EOPNOTSUPP;
 }
+int ubifs_lpt_find_for_index(struct ubifs_lpt *lpt, uint32_t *lnum_out)
+{
+	(void)lpt, (void)lnum_out;
+	return -EOPNOTSUPP;
+}
+int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos)
+{
+	(void)lpt, (void)pos;
+	return -EOPNOTSUPP;
+}

@@ -60,6 +60,8 @@ struct ubifs_fs {
 	struct ubifs_jnl *jnl; /* ubifs_journal.h: heads and write-buffers */
 	uint32_t gc_lnum;      /* the LEB kept empty for GC (master) */
 	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
+	int in_commit;
+	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
 

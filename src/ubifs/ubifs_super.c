@@ -73,6 +73,12 @@ static int rw_finish(struct ubifs_fs *fs)
 	if (next == ltail)
 		return util_err_set(&fs->err, -EOPNOTSUPP,
 				    "mount: the log is full (consolidating it is not implemented yet); mount read-only");
+	/* kernel ubifs_clear_orphans: a clean file system has no orphans */
+	for (uint32_t lnum = fs->orph_first; lnum <= fs->orph_last; lnum++) {
+		int e = ubifs_leb_unmap(fs, lnum);
+		if (e)
+			return e;
+	}
 	fs->gc_lnum = fs->mst.gc_lnum;
 	int err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
 	if (!err)
@@ -116,6 +122,9 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	err = ubifs_tnc_init(fs, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, limit);
 	if (err)
 		goto fail;
+	fs->tnc.idx_size = fs->mst.index_size;
+	fs->tnc.ihead_lnum = fs->mst.ihead_lnum;
+	fs->tnc.ihead_offs = fs->mst.ihead_offs;
 	err = ubifs_replay_journal(fs);
 	if (err)
 		goto fail;
@@ -162,11 +171,11 @@ fail:
 	return err;
 }
 
-int ubifs_unmount(struct ubifs_fs *fs)
+static int unmount(struct ubifs_fs *fs, int commit)
 {
 	int err = 0;
 	if (fs && !fs->read_only && !fs->ro_error) {
-		err = ubifs_jnl_sync_all(fs);
+		err = commit ? ubifs_commit(fs) : ubifs_jnl_sync_all(fs);
 		if (!err) {
 			fs->mst.flags &= ~UBIFS_MST_DIRTY;
 			fs->mst.flags |= UBIFS_MST_NO_ORPHS;
@@ -178,6 +187,16 @@ int ubifs_unmount(struct ubifs_fs *fs)
 	}
 	fs_free(fs);
 	return err;
+}
+
+int ubifs_unmount(struct ubifs_fs *fs)
+{
+	return unmount(fs, 1);
+}
+
+int ubifs_unmount_journal(struct ubifs_fs *fs)
+{
+	return unmount(fs, 0);
 }
 
 const char *ubifs_errmsg(const struct ubifs_fs *fs)

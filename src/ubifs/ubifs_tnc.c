@@ -444,8 +444,30 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 			break; /* its ancestors are dirty already */
 		lru_del(&fs->tnc, cur);
 		cur->dirty = 1;
+		/* read-write: the on-flash copy is now old index, its space dirt
+		 * (kernel add_idx_dirt) */
+		if (fs->lpt && cur->len) {
+			fs->tnc.idx_size -= ubifs_align8(cur->len);
+			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))
+				fs->ro_error = 1;
+		}
 	}
 	return z;
+}
+
+void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	z->lnum = lnum;
+	z->offs = offs;
+	z->len = len;
+	z->dirty = 0;
+	if (z->parent) {
+		struct ubifs_zbranch *pb = &z->parent->zbranch[z->iip];
+		pb->lnum = lnum;
+		pb->offs = offs;
+		pb->len = len;
+	}
+	lru_touch(&fs->tnc, z);
 }
 
 /* Room for one more branch in z (dirty): grow the allocation geometrically
