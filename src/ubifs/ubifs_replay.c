@@ -181,7 +181,8 @@ static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry 
 	return 0;
 }
 
-/* Read-write mount (kernel set_bud_lprops): the bud's free space is what
+/* With the LPT loaded (kernel set_bud_lprops, read-only mounts too, in
+ * memory): the bud's free space is what
  * the scan found after its last node; nodes that were dead when written
  * (deletions, truncations) and padding are dirt. A bud starting at 0 must
  * have been empty: if the LPT says otherwise it was garbage-collected
@@ -215,9 +216,9 @@ static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b, const struct
 	if (dirty < 0)
 		dirty = 0;
 	err = ubifs_lpt_set(fs->lpt, b->lnum, bfree, (uint32_t)dirty + bdirty, lp.flags | UBIFS_LPROPS_TAKEN);
-	if (!err)
+	if (!err && fs->log)
 		err = ubifs_log_replayed_bud(fs->log, b->lnum, b->offs, (int)b->jhead);
-	struct ubifs_wbuf *w = ubifs_jnl_head(fs->jnl, b->jhead);
+	struct ubifs_wbuf *w = fs->jnl ? ubifs_jnl_head(fs->jnl, b->jhead) : NULL;
 	if (!err && w)
 		err = ubifs_wbuf_seek(w, b->lnum, sleb->endpt);
 	return err;
