@@ -141,6 +141,8 @@ int ubifs_commit(struct ubifs_fs *fs);
 
 /* ---- areas ---- */
 int ubifs_sb_read_check(struct ubifs_fs *fs);  /* ubifs_sb.c */
+/* read-write auto-resize: the superblock rewritten with fs->leb_cnt */
+int ubifs_sb_write_leb_cnt(struct ubifs_fs *fs);
 int ubifs_master_read(struct ubifs_fs *fs);    /* ubifs_master.c */
 int ubifs_mst_cmp(const uint8_t *a, const uint8_t *b); /* 0 when the bodies match */
 int ubifs_replay_journal(struct ubifs_fs *fs); /* ubifs_replay.c */

@@ -48,7 +48,21 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 	if (fs->mst.gc_lnum < fs->main_first || fs->mst.gc_lnum >= fs->leb_cnt)
 		return util_err_set(&fs->err, -EINVAL, "mount: the master node names no GC LEB (%u)", fs->mst.gc_lnum);
 	fs->default_compr = opts && opts->compr >= 0 && opts->compr_set ? (unsigned)opts->compr : fs->sb.default_compr;
-	int err = ubifs_lpt_open(fs, &fs->lpt);
+	int err = 0;
+	if (fs->leb_cnt != fs->sb.leb_cnt) {
+		/* kernel auto-resize: the new LEBs are empty (ubifs_read_master),
+		 * the superblock says the new count */
+		uint32_t growth = fs->leb_cnt - fs->mst.leb_cnt;
+		uint32_t dark_wm = (UBIFS_MAX_NODE_SZ + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
+		fs->mst.leb_cnt = fs->leb_cnt;
+		fs->mst.empty_lebs += growth;
+		fs->mst.total_free += (uint64_t)growth * fs->leb_size;
+		fs->mst.total_dark += (uint64_t)growth * dark_wm;
+		err = ubifs_sb_write_leb_cnt(fs);
+		if (err)
+			return err;
+	}
+	err = ubifs_lpt_open(fs, &fs->lpt);
 	if (!err)
 		err = ubifs_log_open(fs, &fs->log);
 	if (!err)

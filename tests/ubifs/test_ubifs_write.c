@@ -73,7 +73,7 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 
 static void t_nand2k_lzo(void **s) { (void)s; run_case("nand2k_lzo", "-m 2048 -e 126976 -c 400 -x lzo", 1, 400); }
 static void t_nor_zstd(void **s) { (void)s; run_case("nor_zstd", "-m 8 -e 65408 -c 400 -x zstd", 2, 400); }
-static void t_nand512_none(void **s) { (void)s; run_case("nand512_none", "-m 512 -e 15872 -c 2000 -x none -f 4", 3, 300); }
+static void t_nand512_none(void **s) { (void)s; run_case("nand512_none", "-m 512 -e 15872 -c 2000 -x none -f 4", 3, 150); }
 static void t_nand4k_zlib(void **s) { (void)s; run_case("nand4k_zlib", "-m 4096 -e 253952 -c 200 -x zlib", 4, 400); }
 
 int main(void)

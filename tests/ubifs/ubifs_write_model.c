@@ -274,6 +274,15 @@ static void gone_if_unlinked(struct wm *m, struct mino *i)
 		drop_ino(i);
 }
 
+static int trace_on = -1;
+#define TRACE(...)                                                                                                     \
+	do {                                                                                                           \
+		if (trace_on < 0)                                                                                      \
+			trace_on = getenv("WM_TRACE") != NULL;                                                         \
+		if (trace_on)                                                                                          \
+			fprintf(stderr, __VA_ARGS__);                                                                  \
+	} while (0)
+
 int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, size_t whysz)
 {
 	uint8_t *buf = malloc(300 * 1024);
@@ -310,8 +319,11 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 			}
 			uint32_t maj = (uint32_t)rnd(m, 300), mi = (uint32_t)rnd(m, 2000);
 			err = ubifs_mknod(fs, d->inum, name, strlen(name), mode, maj, mi, 0, 0, &inum);
+			TRACE("op %u mknod %llu/%s 0%o -> %llu (%d)\n", m->ops, (unsigned long long)d->inum, name, mode,
+			      (unsigned long long)inum, err);
 			if (exists ? err != -EEXIST : err != 0)
-				FAIL("op %u: mknod %s 0%o: %d (%s)", m->ops, name, mode, err, ubifs_errmsg(fs));
+				FAIL("op %u: mknod %s 0%o in dir %llu: %d (%s)", m->ops, name, mode,
+				     (unsigned long long)d->inum, err, ubifs_errmsg(fs));
 			if (!exists) {
 				struct mino *i = add_ino(m, inum, mode);
 				if (S_ISCHR(mode)) {
@@ -361,6 +373,8 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 				continue;
 			struct mino *i = find_ino(m, e->inum);
 			int nonempty = dir && count_ents(m, i->inum, 0) > 0;
+			TRACE("op %u %s %llu/%s (%llu)\n", m->ops, dir ? "rmdir" : "unlink", (unsigned long long)e->dir, e->name,
+			      (unsigned long long)e->inum);
 			err = dir ? ubifs_rmdir(fs, e->dir, e->name, strlen(e->name))
 				  : ubifs_unlink(fs, e->dir, e->name, strlen(e->name));
 			if (nonempty ? err != -ENOTEMPTY : err != 0)
@@ -368,7 +382,10 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 				     ubifs_errmsg(fs));
 			if (!nonempty) {
 				del_ent(m, e);
-				gone_if_unlinked(m, i);
+				if (dir)
+					drop_ino(i);
+				else
+					gone_if_unlinked(m, i);
 			}
 		} else if (kind < 64) { /* link */
 			struct ment *e = rand_ent(m, 1);
@@ -430,6 +447,9 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 				expect = -ENOTDIR;
 			else if (!(flags & UBIFS_RENAME_EXCHANGE) && dst && S_ISDIR(di->mode) && count_ents(m, di->inum, 0))
 				expect = -ENOTEMPTY;
+			TRACE("op %u rename %llu/%s (%llu) -> %llu/%s (%llu) flags %u expect %d\n", m->ops,
+			      (unsigned long long)src.dir, src.name, (unsigned long long)src.inum, (unsigned long long)d->inum,
+			      name, dst ? (unsigned long long)dst->inum : 0ull, flags, expect);
 			err = ubifs_rename(fs, src.dir, src.name, strlen(src.name), d->inum, name, strlen(name), flags);
 			if (err != (expect == 1 ? 0 : expect))
 				FAIL("op %u: rename %s -> %s flags %u: %d, expected %d (%s)", m->ops, src.name, name, flags,
