@@ -7,6 +7,7 @@
 
 #include "ubi/ubi_vol_io.h"
 #include "ubifs/ubifs.h"
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_media.h"
 #include "ubifs/ubifs_tnc.h"
 #include "util/util_err.h"
@@ -50,6 +51,7 @@ struct ubifs_fs {
 	size_t size_fix_cnt, size_fix_cap;
 
 	struct ubifs_tnc tnc;
+	struct ubifs_lpt *lpt; /* owned by ubifs_lpt*.c */
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */
 };

@@ -1,6 +1,6 @@
 /* ubifs_super — mount and unmount (read-only for now), the info report and
  * statfs. Mount order as the kernel's mount_ubifs: superblock, master, index
- * root, journal replay (with recovery of torn tails), orphans, inode sizes,
+ * root, LPT (and the index head check), journal replay (with recovery of torn tails), orphans, inode sizes,
  * root inode. Only the index root is loaded; the rest comes on demand. */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ static void fs_free(struct ubifs_fs *fs)
 	if (!fs)
 		return;
 	ubifs_tnc_destroy(fs);
+	ubifs_lpt_close(fs->lpt);
 	free(fs->sbuf);
 	free(fs->nbuf);
 	free(fs->size_fix);
@@ -49,6 +50,14 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	if (err)
 		goto fail;
 	err = ubifs_tnc_init(fs, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, limit);
+	if (err)
+		goto fail;
+	/* the whole LPT, read-only mounts too; then the kernel's replay-time
+	 * check that the index head is where the LPT's free space says */
+	err = ubifs_lpt_open(fs, &fs->lpt);
+	if (err)
+		goto fail;
+	err = ubifs_lpt_check_ihead(fs->lpt, fs->mst.ihead_lnum, fs->mst.ihead_offs);
 	if (err)
 		goto fail;
 	err = ubifs_replay_journal(fs);
