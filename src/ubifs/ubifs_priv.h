@@ -7,6 +7,7 @@
 
 #include "ubi/ubi_vol_io.h"
 #include "ubifs/ubifs.h"
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_media.h"
 #include "ubifs/ubifs_tnc.h"
 #include "util/util_err.h"
@@ -55,7 +56,7 @@ struct ubifs_fs {
 	struct ubifs_tnc tnc;
 
 	/* write path: each subsystem owns its state, reached through its header */
-	struct ubifs_lpt *lpt; /* ubifs_lpt.h (read-write mounts only) */
+	struct ubifs_lpt *lpt; /* ubifs_lpt.h: read at every mount, written by the commit */
 	struct ubifs_log *log; /* ubifs_log.h */
 	struct ubifs_jnl *jnl; /* ubifs_journal.h: heads and write-buffers */
 	uint32_t gc_lnum;      /* the LEB kept empty for GC (master) */

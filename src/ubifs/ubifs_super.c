@@ -1,6 +1,6 @@
 /* ubifs_super — mount and unmount, the info report and statfs. Mount order
- * as the kernel's mount_ubifs: superblock, master, (read-write: LPT, the
- * master marked DIRTY) index root, journal replay (with recovery of torn
+ * as the kernel's mount_ubifs: superblock, master, LPT (and the index head
+ * check), (read-write: the master marked DIRTY) index root, journal replay (with recovery of torn
  * tails), orphans, inode sizes, (read-write: free-space check, the GC LEB
  * taken and unmapped) root inode. Only the index root is loaded; the rest
  * comes on demand. A read-write unmount syncs the journal heads and writes
@@ -62,9 +62,7 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 		if (err)
 			return err;
 	}
-	err = ubifs_lpt_open(fs, &fs->lpt);
-	if (!err)
-		err = ubifs_log_open(fs, &fs->log);
+	err = ubifs_log_open(fs, &fs->log);
 	if (!err)
 		err = ubifs_jnl_open(fs, &fs->jnl);
 	if (err)
@@ -126,6 +124,14 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		goto fail;
 	}
 	err = ubifs_master_read(fs);
+	if (err)
+		goto fail;
+	/* the whole LPT, read-only mounts too; then the kernel's replay-time
+	 * check that the index head is where the LPT's free space says */
+	err = ubifs_lpt_open(fs, &fs->lpt);
+	if (err)
+		goto fail;
+	err = ubifs_lpt_check_ihead(fs->lpt, fs->mst.ihead_lnum, fs->mst.ihead_offs);
 	if (err)
 		goto fail;
 	if (!read_only) {

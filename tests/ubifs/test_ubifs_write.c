@@ -51,6 +51,7 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 			fail_msg("%s round %d: %s", name, round, why);
 		if (wm_check(m, fs, why, sizeof(why)))
 			fail_msg("%s round %d, before unmount: %s", name, round, why);
+
 		assert_int_equal(ubifs_unmount_journal(fs), 0);
 		assert_int_equal(ubi_flat_close(&vol), 0);
 		fs = mount_img(img, 1, &vol);
@@ -59,6 +60,7 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 		assert_true(info.replayed_nodes > 0);
 		if (wm_check(m, fs, why, sizeof(why)))
 			fail_msg("%s round %d, after replay: %s", name, round, why);
+
 		unsigned nops, files;
 		uint64_t bytes;
 		wm_stats(m, &nops, &files, &bytes);
