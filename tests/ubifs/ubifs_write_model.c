@@ -292,6 +292,7 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 		int err;
 		if (kind < 14) { /* create a file, dir, symlink, fifo, device, socket */
 			struct mino *d = rand_dir(m);
+			uint64_t dinum = d->inum; /* add_ino may move the array */
 			rand_name(m, name);
 			int exists = find_ent(m, d->inum, name) != NULL;
 			unsigned t = (unsigned)rnd(m, 10);
@@ -313,7 +314,7 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 					struct mino *i = add_ino(m, inum, mode);
 					snprintf(i->target, sizeof(i->target), "%s", tg);
 					i->size = strlen(tg);
-					add_ent(m, d->inum, name, inum);
+					add_ent(m, dinum, name, inum);
 				}
 				continue;
 			}
@@ -331,7 +332,7 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 					i->min = mi;
 					i->size = 4;
 				}
-				add_ent(m, d->inum, name, inum);
+				add_ent(m, dinum, name, inum);
 				m->made++;
 			}
 		} else if (kind < 40) { /* write */
@@ -586,7 +587,7 @@ int wm_check(const struct wm *m, struct ubifs_fs *fs, char *why, size_t whysz)
 			for (size_t off = 0; off < i->size || off == 0; off += 1 << 20) {
 				size_t want = i->size - off < (1u << 20) ? i->size - off : (1u << 20);
 				ssize_t got = ubifs_read_data(fs, ui, buf, 1 << 20, off);
-				if (got != (ssize_t)want || memcmp(buf, i->data + off, want)) {
+				if (got != (ssize_t)want || (want && memcmp(buf, i->data + off, want))) {
 					snprintf(why, whysz, "inode %llu: data at %zu differs (read %zd of %zu)",
 						 (unsigned long long)i->inum, off, got, want);
 					goto out;
