@@ -332,6 +332,7 @@ static int read_ltab_lsave(struct lpt_reader *r)
 	if (!lpt->big)
 		return 0;
 	lnum = lpt->lsave_lnum, offs = lpt->lsave_offs;
+	uint32_t lsave_out_of_range = 0;
 	err = read_lpt_bytes(r, lnum, offs, lpt->lsave_sz, "lsave", &node);
 	if (!err)
 		err = check_lpt_node(r, node, lpt->lsave_sz, LPT_LSAVE, lnum, offs, "lsave", &b);
@@ -339,7 +340,12 @@ static int read_ltab_lsave(struct lpt_reader *r)
 		return err;
 	for (uint32_t i = 0; i < lpt->lsave_cnt; i++) {
 		uint32_t l = lpt_get_bits(&b, lpt->lnum_bits);
-		if (l < lpt->main_first || l >= lpt->leb_cnt)
+		/* mkfs.ubifs fills lsave up to max_leb_cnt; the kernel reads
+		 * lsave (and refuses such entries) only on read-write mounts */
+		if ((l < lpt->main_first || l >= lpt->leb_cnt) && fs->read_only) {
+			lsave_out_of_range++;
+			l = lpt->main_first;
+		} else if (l < lpt->main_first || l >= lpt->leb_cnt)
 			return util_err_set(&fs->err, -EINVAL, "LPT lsave at LEB %u:%u: entry %u is LEB %u, outside the main area",
 					    lnum, offs, i, l);
 		lpt->lsave[i] = l;
