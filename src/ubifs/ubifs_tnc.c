@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 #include "util/util_endian.h"
 
@@ -443,8 +444,30 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 			break; /* its ancestors are dirty already */
 		lru_del(&fs->tnc, cur);
 		cur->dirty = 1;
+		/* read-write: the on-flash copy is now old index, its space dirt
+		 * (kernel add_idx_dirt) */
+		if (fs->lpt && cur->len) {
+			fs->tnc.idx_size -= ubifs_align8(cur->len);
+			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))
+				fs->ro_error = 1;
+		}
 	}
 	return z;
+}
+
+void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	z->lnum = lnum;
+	z->offs = offs;
+	z->len = len;
+	z->dirty = 0;
+	if (z->parent) {
+		struct ubifs_zbranch *pb = &z->parent->zbranch[z->iip];
+		pb->lnum = lnum;
+		pb->offs = offs;
+		pb->len = len;
+	}
+	lru_touch(&fs->tnc, z);
 }
 
 /* Room for one more branch in z (dirty): grow the allocation geometrically
@@ -573,9 +596,20 @@ static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t
 	return tnc_insert(fs, z, (uint32_t)(pos.n + 1), &zb);
 }
 
+/* The leaf a branch pointed to is no longer needed: on a read-write mount
+ * its space becomes dirt of its LEB (kernel tnc.c: ubifs_add_dirt on every
+ * replaced or removed leaf). */
+static int obsolete_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zb)
+{
+	return fs->lpt ? ubifs_lpt_add_dirt(fs->lpt, zb->lnum, zb->len) : 0;
+}
+
 static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t lnum, uint32_t offs, uint32_t len)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;
@@ -588,6 +622,9 @@ static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t l
 static int delete_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;

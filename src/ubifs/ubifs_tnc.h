@@ -46,6 +46,11 @@ struct ubifs_tnc {
 	size_t clean_bytes; /* znodes in the LRU */
 	struct ubifs_znode *lru_head, *lru_tail;
 	uint64_t loads, evictions;
+	/* read-write: index size (aligned index nodes of the committed index
+	 * still in use + those the next commit writes; kernel calc_idx_sz) and
+	 * the index head, where the next commit appends */
+	uint64_t idx_size;
+	uint32_t ihead_lnum, ihead_offs;
 };
 
 /* a position at level 0: branch n of znode z (n may be -1: before the first) */
@@ -86,6 +91,10 @@ int ubifs_tnc_add_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char 
 int ubifs_tnc_remove(struct ubifs_fs *fs, const struct ubifs_key *k);
 int ubifs_tnc_remove_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen);
 int ubifs_tnc_remove_range(struct ubifs_fs *fs, const struct ubifs_key *lo, const struct ubifs_key *hi);
+/* The commit wrote dirty znode z at lnum:offs: it is clean (evictable) again
+ * and its parent's branch points there. */
+void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum, uint32_t offs, uint32_t len);
+
 /* An inode with all its keys, its xattr entries and their xattr inodes. */
 int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum);
 
