@@ -90,6 +90,8 @@ int ubifs_commit(struct ubifs_fs *fs)
 	err = ubifs_log_end_commit(fs->log, new_ltail);
 	if (!err)
 		err = ubifs_master_write(fs);
+	if (!err) /* only now may the LPT reuse the LEBs its commit emptied */
+		err = ubifs_lpt_post_commit(fs->lpt);
 	if (!err)
 		err = ubifs_log_post_commit(fs->log, old_ltail, ubifs_jnl_return_leb);
 	if (!err)

@@ -91,6 +91,20 @@ static int lpt_geometry(struct ubifs_lpt *lpt, const struct ubifs_fs *fs)
 	lpt->lsave_sz = (LPT_CRC_BITS + LPT_TYPE_BITS + lpt->lnum_bits * lpt->lsave_cnt + 7) / 8;
 	if (lpt->ltab_sz > lpt->leb_size)
 		return -EINVAL;
+	uint64_t sz = (uint64_t)lpt->pnode_cnt * lpt->pnode_sz + lpt->ltab_sz + (lpt->big ? lpt->lsave_sz : 0);
+	for (uint32_t l = 1; l <= lpt->hght; l++) /* the kernel counts ceil(n/4) per level */
+		sz += (uint64_t)lpt->lvl_cnt[l] * lpt->nnode_sz;
+	/* wastage: up to one node per LEB at its end, and the last LEB's min. I/O */
+	uint64_t per_leb = lpt->pnode_sz > lpt->nnode_sz ? lpt->pnode_sz : lpt->nnode_sz;
+	uint64_t total = sz + per_leb, waste = per_leb;
+	while (total > lpt->leb_size) {
+		total += per_leb;
+		total -= lpt->leb_size;
+		waste += per_leb;
+	}
+	waste += (total + lpt->min_io_size - 1) / lpt->min_io_size * lpt->min_io_size - total;
+	lpt->lpt_sz = sz + waste;
+	lpt->check_lpt_free = lpt->big;
 
 	/* kernel init_constants_early / _sb */
 	lpt->dead_wm = (LPT_MIN_WRITE_SZ + lpt->min_io_size - 1) / lpt->min_io_size * lpt->min_io_size;
@@ -332,6 +346,7 @@ static int read_ltab_lsave(struct lpt_reader *r)
 	if (!lpt->big)
 		return 0;
 	lnum = lpt->lsave_lnum, offs = lpt->lsave_offs;
+	uint32_t lsave_out_of_range = 0;
 	err = read_lpt_bytes(r, lnum, offs, lpt->lsave_sz, "lsave", &node);
 	if (!err)
 		err = check_lpt_node(r, node, lpt->lsave_sz, LPT_LSAVE, lnum, offs, "lsave", &b);
@@ -339,7 +354,12 @@ static int read_ltab_lsave(struct lpt_reader *r)
 		return err;
 	for (uint32_t i = 0; i < lpt->lsave_cnt; i++) {
 		uint32_t l = lpt_get_bits(&b, lpt->lnum_bits);
-		if (l < lpt->main_first || l >= lpt->leb_cnt)
+		/* mkfs.ubifs fills lsave up to max_leb_cnt; the kernel reads
+		 * lsave (and refuses such entries) only on read-write mounts */
+		if ((l < lpt->main_first || l >= lpt->leb_cnt) && fs->read_only) {
+			lsave_out_of_range++;
+			l = lpt->main_first;
+		} else if (l < lpt->main_first || l >= lpt->leb_cnt)
 			return util_err_set(&fs->err, -EINVAL, "LPT lsave at LEB %u:%u: entry %u is LEB %u, outside the main area",
 					    lnum, offs, i, l);
 		lpt->lsave[i] = l;
@@ -499,7 +519,7 @@ void lpt_add_lpt_dirt(struct ubifs_lpt *lpt, uint32_t lnum, uint32_t bytes)
 
 /* Mark the pnode of lnum and its ancestors dirty; a node that gets dirty
  * leaves its on-flash copy obsolete (kernel dirty_cow_* + add_*_dirt). */
-static void mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum)
+void lpt_mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum)
 {
 	uint32_t pnum = (lnum - lpt->main_first) >> LPT_FANOUT_SHIFT;
 	if (!lpt->pdirty[pnum]) {
@@ -554,7 +574,7 @@ static int change_lp(struct ubifs_lpt *lpt, struct ubifs_lprops *p, uint32_t fre
 	p->dirty = nd;
 	p->flags = nfl;
 	account(lpt, p, 1);
-	mark_dirty(lpt, p->lnum);
+	lpt_mark_dirty(lpt, p->lnum);
 	return 0;
 }
 
@@ -594,8 +614,10 @@ uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt)
 
 int ubifs_lpt_mark_all_dirty(struct ubifs_lpt *lpt)
 {
+	/* kernel make_tree_dirty: pnode 0 and every pnode that was written */
 	for (uint32_t i = 0; i < lpt->pnode_cnt; i++)
-		mark_dirty(lpt, lpt->main_first + i * LPT_FANOUT);
+		if (i == 0 || lpt->nn[1][i >> LPT_FANOUT_SHIFT].lnum[i & 3])
+			lpt_mark_dirty(lpt, lpt->main_first + i * LPT_FANOUT);
 	return 0;
 }
 
@@ -603,7 +625,7 @@ int ubifs_lpt_mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum)
 {
 	if (!lp_of(lpt, lnum))
 		return -EINVAL;
-	mark_dirty(lpt, lnum);
+	lpt_mark_dirty(lpt, lnum);
 	return 0;
 }
 

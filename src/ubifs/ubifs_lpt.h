@@ -24,6 +24,8 @@
  * - ubifs_lpt_find_frdi_idx, ubifs_lpt_freeable_cnt (GC, budgeting).
  * - ubifs_lpt_mark_dirty / _mark_all_dirty (tests, LPT GC), ubifs_lpt_geometry
  *   and ubifs_lpt_ltab (dump, tests).
+ * - ubifs_lpt_post_commit: call it after the master is written (the LPT
+ *   LEBs freed by the commit are unmapped only then).
  * - ubifs_lpt_check_ihead: the kernel's mount check that the index head
  *   offset equals leb_size - free of its LEB; marks that LEB TAKEN.
  */
@@ -127,6 +129,11 @@ int ubifs_lpt_ltab(const struct ubifs_lpt *lpt, uint32_t lnum, uint32_t *free_ou
  * Fills *pos for the new master node. Called by the commit after the index
  * was written (its LEB changes are then in the tree). */
 int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos);
+/* After the new master node is on flash (kernel ubifs_lpt_post_commit):
+ * the LPT LEBs this commit emptied are unmapped and become usable, and in
+ * the big model LPT garbage collection runs while the LPT area is short
+ * (what it moves is written by the next commit). */
+int ubifs_lpt_post_commit(struct ubifs_lpt *lpt);
 
 /* Compare the tree with what a scan of every main-area LEB and the index
  * say (kernel dbg_check_lprops): 0 when equal, else -EUCLEAN with the first

@@ -1,9 +1,9 @@
 /* ubifs_lpt_check — the LPT compared with the flash, by the kernel's
  * self-check rules (dbg_check_lprops / scan_check_cb for the main area,
  * dbg_check_ltab for the LPT area), computed independently of the LPT:
- * every main-area LEB is scanned and each node is live when the index (the
- * on-flash index from the master's root for index nodes, the TNC for leaf
- * nodes) points at it; free = leb_size - end of the nodes, dirty = the rest
+ * every main-area LEB is scanned and each node is live when the index points
+ * at it (index nodes: reachable from the root through clean znodes, on
+ * flash below what is in memory; leaf nodes: the TNC); free = leb_size - end of the nodes, dirty = the rest
  * minus the live nodes (8-aligned). For tests, fsck and the commit. */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,6 +74,26 @@ static int walk_index(struct ubifs_fs *fs, struct live_set *idx, uint32_t lnum, 
 	return err;
 }
 
+/* The index nodes the TNC still uses: a dirty znode's on-flash copy is
+ * already dirt (the kernel accounts it when the znode is dirtied), its
+ * clean children are not; subtrees not in memory are clean. */
+static int walk_tnc(struct ubifs_fs *fs, struct live_set *idx, const struct ubifs_znode *z, int depth)
+{
+	if (depth > UBIFS_MAX_LEVELS)
+		return util_err_set(&fs->err, -EINVAL, "LPT check: TNC deeper than %d levels", UBIFS_MAX_LEVELS);
+	int err = 0;
+	if (!z->dirty)
+		err = live_add(idx, z->lnum, z->offs);
+	for (unsigned i = 0; !err && z->level > 0 && i < z->child_cnt; i++) {
+		const struct ubifs_zbranch *zb = &z->zbranch[i];
+		if (zb->child)
+			err = walk_tnc(fs, idx, zb->child, depth + 1);
+		else
+			err = walk_index(fs, idx, zb->lnum, zb->offs, zb->len, depth + 1);
+	}
+	return err;
+}
+
 static int collect_leaves(struct ubifs_fs *fs, struct live_set *leaf)
 {
 	struct ubifs_key k0 = {0, 0};
@@ -105,6 +125,14 @@ static int check_leb(struct ubifs_lpt *lpt, const struct ubifs_lprops *lp, const
 	uint32_t lnum = lp->lnum, leb = lpt->leb_size;
 	struct ubifs_sleb sleb;
 	int err = ubifs_scan(fs, lnum, 0, &sleb);
+	if (err == -EUCLEAN && fs->need_recovery && (lp->flags & UBIFS_LPROPS_TAKEN) &&
+	    !(lp->flags & UBIFS_LPROPS_INDEX)) {
+		/* a journal LEB torn by the unclean unmount: what recovery
+		 * leaves of it (the kernel checks after recovering) */
+		err = ubifs_recover_leb(fs, lnum, 0, &sleb, UBIFS_BASE_HEAD);
+		if (err)
+			err = -EUCLEAN;
+	}
 	if (err == -EUCLEAN) {
 		/* after an unclean unmount, empty and freeable LEBs may hold garbage */
 		if (lp->free == leb) {
@@ -305,7 +333,8 @@ int ubifs_lpt_check(struct ubifs_lpt *lpt)
 {
 	struct ubifs_fs *fs = lpt->fs;
 	struct live_set idx = {0}, leaf = {0};
-	int err = walk_index(fs, &idx, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, 0);
+	int err = fs->tnc.root ? walk_tnc(fs, &idx, fs->tnc.root, 0)
+			       : walk_index(fs, &idx, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, 0);
 	if (!err)
 		err = collect_leaves(fs, &leaf);
 	ubifs_tnc_shrink(fs);

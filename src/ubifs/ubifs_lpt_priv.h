@@ -47,6 +47,8 @@ struct ubifs_lpt {
 	uint32_t lvl_cnt[LPT_MAX_HGHT + 1]; /* nodes per level; [0] = pnodes */
 	uint32_t space_bits, lpt_lnum_bits, lpt_offs_bits, lpt_spc_bits, pcnt_bits, lnum_bits;
 	uint32_t pnode_sz, nnode_sz, ltab_sz, lsave_sz;
+	uint64_t lpt_sz; /* the whole tree + ltab (+ lsave) + wastage (kernel c->lpt_sz) */
+	int check_lpt_free; /* big model: LPT GC before the first commit */
 	uint32_t dead_wm, dark_wm, min_idx_node_sz, half_leb_size;
 
 	/* the tree */
@@ -85,6 +87,8 @@ void lpt_pack_lsave(const struct ubifs_lpt *lpt, uint8_t *buf);
 uint32_t lpt_nnode_num(const struct ubifs_lpt *lpt, uint32_t parent_num, uint32_t parent_level, uint32_t iip);
 
 /* the ltab entry of an LPT LEB; dirt added for a node that moved away */
+/* mark the pnode holding lnum and its ancestors dirty */
+void lpt_mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum);
 void lpt_add_lpt_dirt(struct ubifs_lpt *lpt, uint32_t lnum, uint32_t bytes);
 int lpt_category(const struct ubifs_lpt *lpt, const struct ubifs_lprops *p);
 

@@ -7,7 +7,6 @@
 
 #include "ubi/ubi_vol_io.h"
 #include "ubifs/ubifs.h"
-#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_media.h"
 #include "ubifs/ubifs_tnc.h"
 #include "util/util_err.h"

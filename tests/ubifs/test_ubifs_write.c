@@ -18,6 +18,8 @@
 
 #include "ubi/ubi_flat.h"
 #include "ubifs/ubifs.h"
+#include "ubifs/ubifs_lpt.h"
+#include "ubifs/ubifs_priv.h"
 #include "ubifs_test_tree.h"
 #include "ubifs_write_model.h"
 
@@ -35,6 +37,9 @@ static struct ubifs_fs *mount_img(const char *img, int ro, struct ubi_vol_io *vo
 	return fs;
 }
 
+/* rounds: 0 journal only; 1 commit at unmount; 2 commits in the middle
+ * too (ubifs_sync) — after a commit the LPT must equal a scan of the flash
+ * (the kernel's dbg_check_lprops rules, ubifs_lpt_check) */
 static void run_case(const char *name, const char *mkfs_args, uint64_t seed, unsigned ops)
 {
 	char img[512], why[512];
@@ -43,30 +48,43 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 			 0);
 	struct ubi_vol_io vol;
 	struct wm *m = NULL;
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		struct ubifs_fs *fs = mount_img(img, 0, &vol);
 		if (!m)
 			assert_int_equal(wm_new(fs, seed, &m), 0);
-		if (wm_run(m, fs, ops, 1, why, sizeof(why)))
-			fail_msg("%s round %d: %s", name, round, why);
+		for (int part = 0; part < (round == 2 ? 3 : 1); part++) {
+			if (wm_run(m, fs, ops / (round == 2 ? 3 : 1), 1, why, sizeof(why)))
+				fail_msg("%s round %d: %s", name, round, why);
+			if (round == 2) {
+				if (ubifs_sync(fs))
+					fail_msg("%s round %d: commit: %s", name, round, ubifs_errmsg(fs));
+				if (ubifs_lpt_check(fs->lpt))
+					fail_msg("%s round %d, LPT after a commit: %s", name, round, ubifs_errmsg(fs));
+			}
+		}
 		if (wm_check(m, fs, why, sizeof(why)))
 			fail_msg("%s round %d, before unmount: %s", name, round, why);
-
-		assert_int_equal(ubifs_unmount_journal(fs), 0);
+		if (round == 0)
+			assert_int_equal(ubifs_unmount_journal(fs), 0);
+		else if (ubifs_unmount(fs))
+			fail_msg("%s round %d: unmount with commit failed", name, round);
 		assert_int_equal(ubi_flat_close(&vol), 0);
 		fs = mount_img(img, 1, &vol);
 		struct ubifs_fs_info info;
 		ubifs_get_info(fs, &info);
-		assert_true(info.replayed_nodes > 0);
+		assert_true(round > 0 || info.replayed_nodes > 0);
+		assert_true(round == 0 || info.mst.cmt_no > 0);
 		if (wm_check(m, fs, why, sizeof(why)))
 			fail_msg("%s round %d, after replay: %s", name, round, why);
+		if (round > 0 && ubifs_lpt_check(fs->lpt))
+			fail_msg("%s round %d, LPT after the unmount commit: %s", name, round, ubifs_errmsg(fs));
 
 		unsigned nops, files;
 		uint64_t bytes;
 		wm_stats(m, &nops, &files, &bytes);
-		print_message("%s round %d: %u ops, %u created, %llu bytes written; replay: %u buds, %llu nodes\n", name,
-			      round, nops, files, (unsigned long long)bytes, info.buds,
-			      (unsigned long long)info.replayed_nodes);
+		print_message("%s round %d: %u ops, %u created, %llu bytes written; commit %llu, replay: %u buds, %llu nodes\n",
+			      name, round, nops, files, (unsigned long long)bytes, (unsigned long long)info.mst.cmt_no,
+			      info.buds, (unsigned long long)info.replayed_nodes);
 		ubifs_unmount(fs);
 		ubi_flat_close(&vol);
 	}
