@@ -261,15 +261,34 @@ static int search_lt(const struct ubifs_znode *z, const struct ubifs_key *k)
 	return lo - 1;
 }
 
-/* Descend to level 0 through the last branch with key < k. */
-static int descend_lt(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_tnc_pos *pos)
+/* Last branch of z with key <= k; -1 if none. */
+static int search_le(const struct ubifs_znode *z, const struct ubifs_key *k)
+{
+	int lo = 0, hi = z->child_cnt; /* find first index with key > k */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (ubifs_key_cmp(&z->zbranch[mid].key, k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* Descend to level 0 through the last branch with key < k (searches: the
+ * first entry >= k is then at or after the position), or with ins through
+ * the last branch with key <= k, as the kernel does: a key equal to a
+ * branch key must go below that branch, because the kernel looks it up
+ * there (a deletion can leave a branch key lower than its subtree; a new
+ * key equal to it belongs to that subtree, not to the one on the left). */
+static int descend(struct ubifs_fs *fs, const struct ubifs_key *k, int ins, struct ubifs_tnc_pos *pos)
 {
 	struct ubifs_znode *z = fs->tnc.root;
 	struct ubifs_znode *path[UBIFS_MAX_LEVELS + 2];
 	int depth = 0;
 	for (;;) {
 		path[depth++] = z;
-		int n = search_lt(z, k);
+		int n = ins && z->level > 0 ? search_le(z, k) : search_lt(z, k);
 		if (z->level == 0 || z->child_cnt == 0) {
 			pos->z = z;
 			pos->n = n;
@@ -318,7 +337,7 @@ int ubifs_tnc_next(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 
 int ubifs_tnc_seek(struct ubifs_fs *fs, const struct ubifs_key *k, int after, struct ubifs_tnc_pos *pos)
 {
-	int err = descend_lt(fs, k, pos);
+	int err = descend(fs, k, 0, pos);
 	if (err)
 		return err;
 	for (;;) {
@@ -586,7 +605,7 @@ static void tnc_delete(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n)
 static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs, uint32_t len)
 {
 	struct ubifs_tnc_pos pos;
-	int err = descend_lt(fs, k, &pos);
+	int err = descend(fs, k, 1, &pos);
 	if (err)
 		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos.z);
