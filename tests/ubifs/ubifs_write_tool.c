@@ -3,7 +3,8 @@
  * reference-model workload (ubifs_write_model.c) read-write, unmount with or
  * without a commit, check the result with a read-only mount against the
  * model, and write the model's manifest for comparison with the kernel.
- *   ubifs_write_tool IMAGE SEED OPS journal|commit MANIFEST [ROUNDS]
+ *   ubifs_write_tool IMAGE SEED OPS journal|commit MANIFEST [ROUNDS [SYNC_EVERY]]
+ * SYNC_EVERY: a sync (= commit) after every that many operations.
  * Exit 0 when all went as the model says. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ int main(int argc, char **argv)
 	unsigned ops = (unsigned)strtoul(argv[3], NULL, 0);
 	int commit = !strcmp(argv[4], "commit");
 	int rounds = argc > 6 ? atoi(argv[6]) : 1;
+	unsigned sync_every = argc > 7 ? (unsigned)strtoul(argv[7], NULL, 0) : 0;
 	struct wm *m = NULL;
 	char why[600];
 	for (int round = 0; round < rounds; round++) {
@@ -41,8 +43,14 @@ int main(int argc, char **argv)
 			return die("read-write mount", e.msg);
 		if (!m && wm_new(fs, seed, &m))
 			return die("mkdir", ubifs_errmsg(fs));
-		if (wm_run(m, fs, ops, 1, why, sizeof(why)))
-			return die("workload", why);
+		for (unsigned done = 0; done < ops;) {
+			unsigned step = sync_every && sync_every < ops - done ? sync_every : ops - done;
+			if (wm_run(m, fs, step, 1, why, sizeof(why)))
+				return die("workload", why);
+			done += step;
+			if (sync_every && done < ops && ubifs_sync(fs))
+				return die("sync (commit)", ubifs_errmsg(fs));
+		}
 		int err = commit ? ubifs_unmount(fs) : ubifs_unmount_journal(fs);
 		if (err)
 			return die("unmount", "failed");

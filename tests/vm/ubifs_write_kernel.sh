@@ -17,11 +17,12 @@ MODE=${MODE:-journal}
 SEED=${SEED:-7}
 OPS=${OPS:-600}
 ROUNDS=${ROUNDS:-1}
+SYNC_EVERY=${SYNC_EVERY:-0} # commit mode: also a commit after every that many operations
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$S"
 mkdir -p "$S/empty" "$S/in"
 mkfs.ubifs -r "$S/empty" -m 2048 -e 129024 -c 420 -x lzo -o "$S/fs.img" || fail "mkfs.ubifs"
-"$WRITE_TOOL" "$S/fs.img" "$SEED" "$OPS" "$MODE" "$S/in/expected" "$ROUNDS" || fail "ubikit workload"
+"$WRITE_TOOL" "$S/fs.img" "$SEED" "$OPS" "$MODE" "$S/in/expected" "$ROUNDS" "$SYNC_EVERY" || fail "ubikit workload"
 size=$((420 * 129024)) # the volume the file system was resized to
 cat >"$S/ubi.ini" <<INI
 [ubifs]
