@@ -163,6 +163,88 @@ int wm_new(struct ubifs_fs *fs, uint64_t seed, struct wm **out)
 	return 0;
 }
 
+static void set_len(struct mino *i, size_t n);
+
+static int adopt_dir(struct wm *m, struct ubifs_fs *fs, uint64_t dir, int depth, char *why, size_t whysz)
+{
+	struct ubifs_dirent de;
+	uint64_t pos = 0;
+	int r;
+	struct ubifs_inode *ui = malloc(sizeof(*ui));
+	while (depth < 64 && (r = ubifs_readdir(fs, dir, pos, &de)) == 1) {
+		pos = de.pos;
+		add_ent(m, dir, de.name, de.inum);
+		if (find_ino(m, de.inum))
+			continue; /* another link */
+		if (ubifs_read_inode(fs, de.inum, ui)) {
+			snprintf(why, whysz, "inode %llu of %s", (unsigned long long)de.inum, de.name);
+			free(ui);
+			return -1;
+		}
+		struct mino *i = add_ino(m, de.inum, ui->mode);
+		i->size = S_ISREG(ui->mode) || S_ISLNK(ui->mode) || S_ISCHR(ui->mode) ? ui->size : 0;
+		if (S_ISREG(ui->mode)) {
+			size_t sz = (size_t)ui->size;
+			i->size = 0;
+			set_len(i, sz);
+			if (sz && ubifs_read_data(fs, ui, i->data, sz, 0) != (ssize_t)sz) {
+				snprintf(why, whysz, "data of %s", de.name);
+				free(ui);
+				return -1;
+			}
+		} else if (S_ISLNK(ui->mode)) {
+			snprintf(i->target, sizeof(i->target), "%.*s", (int)ui->data_len, (const char *)ui->data);
+		} else if (S_ISCHR(ui->mode)) {
+			i->maj = ui->rdev_major;
+			i->min = ui->rdev_minor;
+		}
+		char names[4096];
+		ssize_t nl = ubifs_listxattr(fs, de.inum, names, sizeof(names));
+		for (ssize_t o = 0; nl > 0 && o < nl; o += (ssize_t)strlen(names + o) + 1) {
+			uint8_t val[4096];
+			ssize_t vl = ubifs_getxattr(fs, de.inum, names + o, val, sizeof(val));
+			if (vl < 0)
+				continue;
+			i->x = realloc(i->x, (i->nx + 1) * sizeof(*i->x));
+			struct mx *x = &i->x[i->nx++];
+			snprintf(x->name, sizeof(x->name), "%s", names + o);
+			x->val = malloc((size_t)vl + 1);
+			memcpy(x->val, val, (size_t)vl);
+			x->len = (size_t)vl;
+		}
+		if (S_ISDIR(ui->mode) && adopt_dir(m, fs, de.inum, depth + 1, why, whysz)) {
+			free(ui);
+			return -1;
+		}
+	}
+	free(ui);
+	return 0;
+}
+
+int wm_adopt(struct ubifs_fs *fs, uint64_t seed, struct wm **out, char *why, size_t whysz)
+{
+	struct wm *m = calloc(1, sizeof(*m));
+	util_prng_seed(&m->r, seed ^ 0x5eed);
+	char name[16];
+	snprintf(name, sizeof(name), "w%llu", (unsigned long long)seed);
+	if (ubifs_lookup(fs, 1, name, strlen(name), &m->root, NULL)) {
+		snprintf(why, whysz, "no /%s", name);
+		free(m);
+		return -1;
+	}
+	add_ino(m, m->root, S_IFDIR | 0755);
+	struct ubifs_inode *ri = malloc(sizeof(*ri));
+	if (!ubifs_read_inode(fs, m->root, ri))
+		m->ino[0].mode = ri->mode;
+	free(ri);
+	if (adopt_dir(m, fs, m->root, 0, why, whysz)) {
+		wm_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
 void wm_free(struct wm *m)
 {
 	if (!m)

@@ -20,6 +20,9 @@ struct wm;
  * from what the model creates under "/w" (made by wm_new). */
 int wm_new(struct ubifs_fs *fs, uint64_t seed, struct wm **out);
 void wm_free(struct wm *m);
+/* Take the tree an earlier wm_new(seed) run left under /w<seed> as the
+ * model (after another system changed the image elsewhere). */
+int wm_adopt(struct ubifs_fs *fs, uint64_t seed, struct wm **out, char *why, size_t whysz);
 /* n random operations; returns 0, or -1 with a message in why when the fs
  * did not do what the model expected. big: allow writes of up to 256 KiB. */
 int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, size_t whysz);
