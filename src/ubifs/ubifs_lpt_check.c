@@ -123,7 +123,25 @@ static int collect_leaves(struct ubifs_fs *fs, struct live_set *leaf)
 		}
 		prev = zb->key;
 		have_prev = 1;
-		err = live_add_key(leaf, zb->lnum, zb->offs, &zb->key);
+		/* live only if a search by its key finds it, as the kernel's
+		 * lookup does (a misordered index hides entries from it) */
+		struct ubifs_tnc_pos q;
+		int found = 0;
+		int e2 = ubifs_tnc_seek(fs, &zb->key, 0, &q);
+		while (!e2) {
+			const struct ubifs_zbranch *y = ubifs_tnc_at(&q);
+			if (ubifs_key_cmp(&y->key, &zb->key) != 0)
+				break;
+			if (y->lnum == zb->lnum && y->offs == zb->offs) {
+				found = 1;
+				break;
+			}
+			e2 = ubifs_tnc_next(fs, &q);
+		}
+		if (e2 && e2 != -ENOENT)
+			return e2;
+		if (found)
+			err = live_add_key(leaf, zb->lnum, zb->offs, &zb->key);
 		if (!err)
 			err = ubifs_tnc_next(fs, &pos);
 	}
