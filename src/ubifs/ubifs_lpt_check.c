@@ -15,13 +15,14 @@
 
 struct live {
 	uint32_t lnum, offs;
+	struct ubifs_key key; /* leaf nodes: the key the TNC has for it */
 };
 struct live_set {
 	struct live *v;
 	size_t n, cap;
 };
 
-static int live_add(struct live_set *s, uint32_t lnum, uint32_t offs)
+static int live_add_key(struct live_set *s, uint32_t lnum, uint32_t offs, const struct ubifs_key *key)
 {
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? s->cap * 2 : 1024;
@@ -31,8 +32,13 @@ static int live_add(struct live_set *s, uint32_t lnum, uint32_t offs)
 		s->v = nv;
 		s->cap = nc;
 	}
-	s->v[s->n++] = (struct live){lnum, offs};
+	s->v[s->n++] = (struct live){lnum, offs, key ? *key : (struct ubifs_key){0, 0}};
 	return 0;
+}
+
+static int live_add(struct live_set *s, uint32_t lnum, uint32_t offs)
+{
+	return live_add_key(s, lnum, offs, NULL);
 }
 
 static int live_cmp(const void *a, const void *b)
@@ -43,10 +49,15 @@ static int live_cmp(const void *a, const void *b)
 	return x->offs < y->offs ? -1 : x->offs > y->offs;
 }
 
-static int live_has(const struct live_set *s, uint32_t lnum, uint32_t offs)
+/* key: the scanned leaf's key, which must be the one the TNC has for it
+ * (the kernel looks the node up by its key); NULL for index nodes */
+static int live_has(const struct live_set *s, uint32_t lnum, uint32_t offs, const struct ubifs_key *key)
 {
-	struct live k = {lnum, offs};
-	return bsearch(&k, s->v, s->n, sizeof(k), live_cmp) != NULL;
+	struct live k = {lnum, offs, {0, 0}};
+	const struct live *f = bsearch(&k, s->v, s->n, sizeof(k), live_cmp);
+	if (!f)
+		return 0;
+	return !key || ubifs_key_cmp(&f->key, key) == 0;
 }
 
 /* every index node reachable from the master's root */
@@ -99,9 +110,38 @@ static int collect_leaves(struct ubifs_fs *fs, struct live_set *leaf)
 	struct ubifs_key k0 = {0, 0};
 	struct ubifs_tnc_pos pos;
 	int err = ubifs_tnc_seek(fs, &k0, 0, &pos);
+	struct ubifs_key prev = {0, 0};
+	int have_prev = 0;
 	while (!err) {
 		const struct ubifs_zbranch *zb = ubifs_tnc_at(&pos);
-		err = live_add(leaf, zb->lnum, zb->offs);
+		/* the kernel finds one node per non-hashed key: a second index
+		 * entry with the same key would be live for us and dead for it */
+		if (have_prev && !ubifs_key_is_hash(&zb->key) && ubifs_key_cmp(&prev, &zb->key) == 0) {
+			char kb[64];
+			return util_err_set(&fs->err, -EUCLEAN, "LPT check: the index has key %s twice (second at LEB %u:%u)",
+					    ubifs_key_str(&zb->key, kb, sizeof(kb)), zb->lnum, zb->offs);
+		}
+		prev = zb->key;
+		have_prev = 1;
+		/* live only if a search by its key finds it, as the kernel's
+		 * lookup does (a misordered index hides entries from it) */
+		struct ubifs_tnc_pos q;
+		int found = 0;
+		int e2 = ubifs_tnc_seek(fs, &zb->key, 0, &q);
+		while (!e2) {
+			const struct ubifs_zbranch *y = ubifs_tnc_at(&q);
+			if (ubifs_key_cmp(&y->key, &zb->key) != 0)
+				break;
+			if (y->lnum == zb->lnum && y->offs == zb->offs) {
+				found = 1;
+				break;
+			}
+			e2 = ubifs_tnc_next(fs, &q);
+		}
+		if (e2 && e2 != -ENOENT)
+			return e2;
+		if (found)
+			err = live_add_key(leaf, zb->lnum, zb->offs, &zb->key);
 		if (!err)
 			err = ubifs_tnc_next(fs, &pos);
 	}
@@ -162,7 +202,8 @@ static int check_leb(struct ubifs_lpt *lpt, const struct ubifs_lprops *lp, const
 			return util_err_set(&fs->err, -EUCLEAN, "LPT check: %s node in index LEB %u:%u",
 					    ubifs_node_type_name(s->type), lnum, s->offs);
 		}
-		if (live_has(s->type == UBIFS_IDX_NODE ? idx : leaf, lnum, s->offs))
+		int lv = s->type == UBIFS_IDX_NODE ? live_has(idx, lnum, s->offs, NULL) : live_has(leaf, lnum, s->offs, &s->key);
+		if (lv)
 			used += ubifs_align8(s->len);
 	}
 	if (is_idx < 0)
