@@ -61,6 +61,7 @@ struct ubifs_fs {
 	uint32_t gc_lnum;      /* the LEB kept empty for GC (master) */
 	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
 	int in_commit;
+	int replaying;
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
@@ -128,6 +129,12 @@ int ubifs_recover_size(struct ubifs_fs *fs);
 void ubifs_size_fix_apply(const struct ubifs_fs *fs, uint64_t inum, uint64_t *size);
 
 /* ---- write path ---- */
+/* Do index changes move lprops? On read-write mounts always; on read-only
+ * ones during the replay (as the kernel), not for later in-memory changes. */
+static inline int ubifs_lprops_tracked(const struct ubifs_fs *fs)
+{
+	return fs->lpt && (!fs->read_only || fs->replaying);
+}
 /* Both master node copies (LEB 1 and 2), from fs->mst with the current
  * highest inode number (kernel ubifs_write_master). */
 int ubifs_master_write(struct ubifs_fs *fs);

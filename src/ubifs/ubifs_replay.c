@@ -181,8 +181,7 @@ static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry 
 	return 0;
 }
 
-/* Read-write mounts (kernel set_bud_lprops; the kernel does it in memory on
- * read-only mounts too, where nothing reads it): the bud's free space is what
+/* Kernel set_bud_lprops (read-only mounts too, in memory): the bud's free space is what
  * the scan found after its last node; nodes that were dead when written
  * (deletions, truncations) and padding are dirt. A bud starting at 0 must
  * have been empty: if the LPT says otherwise it was garbage-collected
@@ -333,7 +332,7 @@ static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 			break;
 		}
 	}
-	if (!err && fs->lpt && !fs->read_only)
+	if (!err && ubifs_lprops_tracked(fs))
 		err = set_bud_lprops(fs, b, &sleb);
 	ubifs_sleb_free(&sleb);
 	return err;
@@ -437,7 +436,17 @@ static int apply_entries(struct ubifs_fs *fs, struct replay *r)
 	return err;
 }
 
+static int replay_journal(struct ubifs_fs *fs);
+
 int ubifs_replay_journal(struct ubifs_fs *fs)
+{
+	fs->replaying = 1;
+	int err = replay_journal(fs);
+	fs->replaying = 0;
+	return err;
+}
+
+static int replay_journal(struct ubifs_fs *fs)
 {
 	struct replay r;
 	memset(&r, 0, sizeof(r));

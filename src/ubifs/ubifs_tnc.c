@@ -465,7 +465,7 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 		cur->dirty = 1;
 		/* read-write: the on-flash copy is now old index, its space dirt
 		 * (kernel add_idx_dirt) */
-		if (fs->lpt && !fs->read_only && cur->len) {
+		if (ubifs_lprops_tracked(fs) && cur->len) {
 			fs->tnc.idx_size -= ubifs_align8(cur->len);
 			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))
 				fs->ro_error = 1;
@@ -617,11 +617,11 @@ static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t
 
 /* The leaf a branch pointed to is no longer needed: on a read-write mount
  * its space becomes dirt of its LEB (kernel tnc.c: ubifs_add_dirt on every
- * replaced or removed leaf). A read-only mount leaves the LPT as read (the
- * kernel changes it in memory there too, but nothing reads it). */
+ * replaced or removed leaf), and during any mount's replay (the kernel's
+ * lprops follow the journal on read-only mounts too). */
 static int obsolete_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zb)
 {
-	return fs->lpt && !fs->read_only ? ubifs_lpt_add_dirt(fs->lpt, zb->lnum, zb->len) : 0;
+	return ubifs_lprops_tracked(fs) ? ubifs_lpt_add_dirt(fs->lpt, zb->lnum, zb->len) : 0;
 }
 
 static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t lnum, uint32_t offs, uint32_t len)
