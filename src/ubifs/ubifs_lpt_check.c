@@ -54,6 +54,8 @@ static int live_cmp(const void *a, const void *b)
 static int live_has(const struct live_set *s, uint32_t lnum, uint32_t offs, const struct ubifs_key *key)
 {
 	struct live k = {lnum, offs, {0, 0}};
+	if (!s->n)
+		return 0;
 	const struct live *f = bsearch(&k, s->v, s->n, sizeof(k), live_cmp);
 	if (!f)
 		return 0;
@@ -381,10 +383,10 @@ int ubifs_lpt_check(struct ubifs_lpt *lpt)
 	ubifs_tnc_shrink(fs);
 	if (err == -ENOMEM)
 		util_err_set(&fs->err, err, "LPT check: out of memory");
-	if (!err) {
+	if (!err && idx.n) /* none when the whole index is dirty (qsort(NULL) is UB) */
 		qsort(idx.v, idx.n, sizeof(*idx.v), live_cmp);
+	if (!err && leaf.n)
 		qsort(leaf.v, leaf.n, sizeof(*leaf.v), live_cmp);
-	}
 	struct ubifs_lp_stats lst;
 	memset(&lst, 0, sizeof(lst));
 	for (uint32_t i = 0; !err && i < lpt->main_lebs; i++)
