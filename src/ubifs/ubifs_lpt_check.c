@@ -129,7 +129,29 @@ static int collect_leaves(struct ubifs_fs *fs, struct live_set *leaf)
 		 * lookup does (a misordered index hides entries from it) */
 		struct ubifs_tnc_pos q;
 		int found = 0;
-		int e2 = ubifs_tnc_seek(fs, &zb->key, 0, &q);
+		int e2 = -ENOENT;
+		if (!ubifs_key_is_hash(&zb->key)) {
+			struct ubifs_key key = zb->key;
+			uint32_t zl = zb->lnum, zo = zb->offs;
+			struct ubifs_zbranch hit;
+			e2 = ubifs_tnc_lookup_strict(fs, &key, &hit);
+			if (e2 && e2 != -ENOENT)
+				return e2;
+			found = !e2 && hit.lnum == zl && hit.offs == zo;
+			/* the strict lookup may have loaded znodes: find our place again */
+			e2 = ubifs_tnc_seek(fs, &key, 0, &pos);
+			if (e2)
+				return e2;
+			while (ubifs_tnc_at(&pos)->lnum != zl || ubifs_tnc_at(&pos)->offs != zo) {
+				e2 = ubifs_tnc_next(fs, &pos);
+				if (e2)
+					return e2;
+			}
+			zb = ubifs_tnc_at(&pos);
+			e2 = -ENOENT; /* skip the collision walk below */
+		} else {
+			e2 = ubifs_tnc_seek(fs, &zb->key, 0, &q);
+		}
 		while (!e2) {
 			const struct ubifs_zbranch *y = ubifs_tnc_at(&q);
 			if (ubifs_key_cmp(&y->key, &zb->key) != 0)

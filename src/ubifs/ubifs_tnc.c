@@ -305,6 +305,34 @@ static int descend(struct ubifs_fs *fs, const struct ubifs_key *k, int ins, stru
 	return 0;
 }
 
+/* The kernel's ubifs_lookup_level0 for a non-hashed key: in every znode
+ * take the last branch whose key is <= k (the first if none); the entry must
+ * be in the level-0 znode reached. Stricter than descend_lt + stepping
+ * forward: an index whose branch keys are larger than keys below them hides
+ * those keys from the kernel, and this sees it (for checks). */
+int ubifs_tnc_lookup_strict(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_zbranch *out)
+{
+	struct ubifs_znode *z = fs->tnc.root;
+	for (;;) {
+		int n = -1;
+		for (int i = 0; i < (int)z->child_cnt; i++) {
+			if (ubifs_key_cmp(&z->zbranch[i].key, k) > 0)
+				break;
+			n = i;
+		}
+		if (z->level == 0 || z->child_cnt == 0) {
+			if (n < 0 || ubifs_key_cmp(&z->zbranch[n].key, k) != 0)
+				return -ENOENT;
+			*out = z->zbranch[n];
+			out->child = NULL;
+			return 0;
+		}
+		int err = get_child(fs, z, n < 0 ? 0 : (uint32_t)n, &z);
+		if (err)
+			return err;
+	}
+}
+
 int ubifs_tnc_next(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 {
 	struct ubifs_znode *z = pos->z;

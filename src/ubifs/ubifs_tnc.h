@@ -76,6 +76,9 @@ static inline const struct ubifs_zbranch *ubifs_tnc_at(const struct ubifs_tnc_po
  * check it: type from the key, exact length, CRC, key equal to the branch. */
 int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, uint8_t *buf);
 
+/* The kernel's exact lookup of a non-hashed key (last branch with key <= k
+ * at each level): the zbranch, or -ENOENT. For checks (ubifs_lpt_check). */
+int ubifs_tnc_lookup_strict(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_zbranch *out);
 /* Look up a non-hashed key (inode, data): -ENOENT if absent. buf >= UBIFS_MAX_NODE_SZ. */
 int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, uint32_t *len);
 /* Same, also telling where the node is (for error messages). */
