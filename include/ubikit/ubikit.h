@@ -82,6 +82,38 @@ ssize_t ubikit_readlink(struct ubikit_fs *fs, const char *path, char *buf, size_
 ssize_t ubikit_listxattr(struct ubikit_fs *fs, const char *path, char *buf, size_t size);
 ssize_t ubikit_getxattr(struct ubikit_fs *fs, const char *path, const char *name, void *buf, size_t size);
 
+/* ---- changes (read-write mounts; read-only ones answer -EROFS) ----
+ * ubikit_open takes O_WRONLY/O_RDWR, O_CREAT (mode), O_EXCL, O_TRUNC,
+ * O_APPEND. Writes reach the journal at once and the flash at
+ * ubikit_fsync/ubikit_sync/unmount or when a write-buffer fills. New
+ * inodes belong to the process's effective uid/gid. */
+ssize_t ubikit_write(struct ubikit_file *f, const void *buf, size_t len);
+ssize_t ubikit_pwrite(struct ubikit_file *f, const void *buf, size_t len, uint64_t off);
+int ubikit_ftruncate(struct ubikit_file *f, uint64_t size);
+int ubikit_fsync(struct ubikit_file *f);
+int ubikit_sync(struct ubikit_fs *fs); /* commit, as sync(2) on UBIFS */
+int ubikit_truncate(struct ubikit_fs *fs, const char *path, uint64_t size);
+int ubikit_mkdir(struct ubikit_fs *fs, const char *path, uint32_t mode);
+int ubikit_mknod(struct ubikit_fs *fs, const char *path, uint32_t mode, uint32_t major, uint32_t minor);
+int ubikit_symlink(struct ubikit_fs *fs, const char *target, const char *linkpath);
+int ubikit_link(struct ubikit_fs *fs, const char *oldpath, const char *newpath);
+int ubikit_unlink(struct ubikit_fs *fs, const char *path);
+int ubikit_rmdir(struct ubikit_fs *fs, const char *path);
+#define UBIKIT_RENAME_NOREPLACE 1u
+#define UBIKIT_RENAME_EXCHANGE 2u
+#define UBIKIT_RENAME_WHITEOUT 4u
+int ubikit_rename(struct ubikit_fs *fs, const char *oldpath, const char *newpath, unsigned flags);
+int ubikit_chmod(struct ubikit_fs *fs, const char *path, uint32_t mode);
+int ubikit_chown(struct ubikit_fs *fs, const char *path, uint32_t uid, uint32_t gid); /* (uint32_t)-1: keep */
+/* times in seconds + nanoseconds; a NULL pointer leaves that time */
+int ubikit_utimens(struct ubikit_fs *fs, const char *path, const int64_t *atime_sec, const uint32_t *atime_nsec,
+		   const int64_t *mtime_sec, const uint32_t *mtime_nsec);
+#define UBIKIT_XATTR_CREATE 1
+#define UBIKIT_XATTR_REPLACE 2
+int ubikit_setxattr(struct ubikit_fs *fs, const char *path, const char *name, const void *value, size_t size,
+		    int flags);
+int ubikit_removexattr(struct ubikit_fs *fs, const char *path, const char *name);
+
 /* ---- inode-based ---- */
 int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint64_t *ino);
 int ubikit_stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st);

@@ -23,5 +23,19 @@ static inline struct ubifs_fs *fs_ubifs(struct ubikit_fs *fs)
 /* Path resolution (fs_path.c). follow_last: follow a symlink in the last
  * component. Returns 0 and the inode number, or -ENOENT/-ENOTDIR/-ELOOP/... */
 int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t *inum);
+/* The directory a path's last component is in, and that component (no
+ * trailing slashes; "." and ".." refused with -EINVAL, "/" with -EBUSY). */
+int fs_resolve_parent(struct ubikit_fs *fs, const char *path, uint64_t *dir, char name[256], size_t *nlen);
+
+/* O_CREAT of a missing regular file (fs_write.c) */
+int fs_create_file(struct ubikit_fs *fs, const char *path, uint32_t mode, uint64_t *ino);
+
+/* an open file (fs_ops.c, fs_write.c) */
+struct ubikit_file {
+	struct ubikit_fs *fs;
+	struct ubifs_inode ino;
+	uint64_t pos;
+	int flags; /* open(2) flags */
+};
 
 #endif

@@ -45,9 +45,9 @@ int ubikit_unmount(struct ubikit_fs *fs)
 {
 	if (!fs)
 		return 0;
-	ubifs_unmount(fs->ubifs);
+	int err = ubifs_unmount(fs->ubifs);
 	free(fs);
-	return 0;
+	return err;
 }
 
 const char *ubikit_errmsg(const struct ubikit_fs *fs)

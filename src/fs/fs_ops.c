@@ -1,6 +1,6 @@
 /* fs_ops — the read side of the ubikit fs API: stat, open/read/close,
- * directories, symlinks and xattrs, by path and by inode number. Writes are
- * refused with EROFS until the write path exists. */
+ * directories, symlinks and xattrs, by path and by inode number. open with
+ * write flags: see fs_write.c (read-only mounts answer EROFS). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,12 +8,6 @@
 #include <sys/stat.h>
 
 #include "fs/fs.h"
-
-struct ubikit_file {
-	struct ubikit_fs *fs;
-	struct ubifs_inode ino;
-	uint64_t pos;
-};
 
 struct ubikit_dir {
 	struct ubikit_fs *fs;
@@ -87,12 +81,16 @@ int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, u
 
 int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode, struct ubikit_file **out)
 {
-	(void)mode;
 	*out = NULL;
-	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)))
+	int writing = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND));
+	if (writing && fs->read_only)
 		return -EROFS;
 	uint64_t ino;
 	int err = fs_resolve(fs, path, !(flags & O_NOFOLLOW), &ino);
+	if (err == -ENOENT && (flags & O_CREAT))
+		err = fs_create_file(fs, path, mode, &ino);
+	else if (!err && (flags & O_CREAT) && (flags & O_EXCL))
+		err = -EEXIST;
 	if (err)
 		return err;
 	struct ubikit_file *f = malloc(sizeof(*f));
@@ -107,23 +105,41 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 		err = -EISDIR;
 	else if (!err && (flags & O_DIRECTORY) && !S_ISDIR(f->ino.mode))
 		err = -ENOTDIR;
+	else if (!err && writing && !S_ISREG(f->ino.mode) && !S_ISDIR(f->ino.mode))
+		err = -EINVAL; /* devices, fifos, sockets: no data here */
+	if (!err && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(f->ino.mode) && f->ino.size) {
+		err = ubifs_truncate(fs->ubifs, ino, 0);
+		if (!err)
+			err = ubifs_read_inode(fs->ubifs, ino, &f->ino);
+	}
 	if (err) {
 		free(f);
 		return err;
 	}
 	f->fs = fs;
 	f->pos = 0;
+	f->flags = flags;
 	*out = f;
 	return 0;
 }
 
+/* on a read-write mount the inode may have changed since open */
+static int fresh(struct ubikit_file *f)
+{
+	return f->fs->read_only ? 0 : ubifs_read_inode(f->fs->ubifs, f->ino.inum, &f->ino);
+}
+
 ssize_t ubikit_pread(struct ubikit_file *f, void *buf, size_t len, uint64_t off)
 {
-	return ubifs_read_data(f->fs->ubifs, &f->ino, buf, len, off);
+	int err = fresh(f);
+	return err ? err : ubifs_read_data(f->fs->ubifs, &f->ino, buf, len, off);
 }
 
 ssize_t ubikit_read(struct ubikit_file *f, void *buf, size_t len)
 {
+	int err = fresh(f);
+	if (err)
+		return err;
 	ssize_t n = ubifs_read_data(f->fs->ubifs, &f->ino, buf, len, f->pos);
 	if (n > 0)
 		f->pos += (uint64_t)n;

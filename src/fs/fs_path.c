@@ -116,3 +116,47 @@ out:
 	free(ino);
 	return err;
 }
+
+int fs_resolve_parent(struct ubikit_fs *fs, const char *path, uint64_t *dir, char name[256], size_t *nlen)
+{
+	if (!path)
+		return -EINVAL;
+	size_t len = strlen(path);
+	if (len == 0)
+		return -ENOENT;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	size_t n = len - start;
+	if (n == 0)
+		return -EBUSY; /* the root */
+	if (n > 255)
+		return -ENAMETOOLONG;
+	if ((n == 1 && path[start] == '.') || (n == 2 && path[start] == '.' && path[start + 1] == '.'))
+		return -EINVAL;
+	memcpy(name, path + start, n);
+	name[n] = 0;
+	*nlen = n;
+	if (start == 0) {
+		*dir = UBIKIT_ROOT_INO;
+		return 0;
+	}
+	char *d = malloc(start + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, path, start);
+	d[start] = 0;
+	int err = fs_resolve(fs, d, 1, dir);
+	free(d);
+	if (err)
+		return err;
+	struct ubikit_stat st;
+	err = ubikit_stat_ino(fs, *dir, &st);
+	if (!err && !S_ISDIR(st.mode))
+		err = -ENOTDIR;
+	return err;
+}

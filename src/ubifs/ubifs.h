@@ -21,7 +21,8 @@ struct ubi_vol_io;
 struct ubifs_fs;
 
 struct ubifs_mount_opts {
-	int read_only;          /* must be 1 for now: the write path is not there yet */
+	int read_only;          /* 0: read-write (clean file systems only for now) */
+	int compr_set, compr;   /* compr_set: write with compressor compr (UBIFS_COMPR_*) instead of the sb default */
 	size_t tnc_cache_bytes; /* bound on clean cached index nodes; 0 = default (1 MiB) */
 	int unsafe_skip_crc;    /* FUZZING ONLY: accept nodes whose CRC is wrong (the superblock's
 				 * is still checked), so that mutated images get past the CRCs */
@@ -32,7 +33,14 @@ struct ubifs_mount_opts {
  * err (may be NULL) holds the reason. Never writes in read-only mode. */
 int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,
 		struct util_err *err);
-void ubifs_unmount(struct ubifs_fs *fs);
+/* Read-write: a commit (as the kernel's sync_fs before unmount), then the
+ * master node is written clean. Returns the first error of that; the fs is
+ * freed in any case. */
+int ubifs_unmount(struct ubifs_fs *fs);
+/* Read-write without the commit: the journal heads are written out and the
+ * master written clean, so the next mount replays the journal (tests, and
+ * what a kernel unmount leaves when its commit fails). */
+int ubifs_unmount_journal(struct ubifs_fs *fs);
 const char *ubifs_errmsg(const struct ubifs_fs *fs);
 
 /* Read and check just the superblock (LEB 0) of a volume, without mounting
@@ -115,5 +123,55 @@ struct ubifs_statfs {
 	uint64_t files, name_max;
 };
 int ubifs_statfs(struct ubifs_fs *fs, struct ubifs_statfs *st);
+
+/* ---- changes (read-write mounts) ----
+ * The kernel's inode operations (fs/ubifs/dir.c, file.c, xattr.c) with its
+ * accounting: directory sizes (UBIFS_INO_NODE_SZ + the aligned size of each
+ * entry), link counts, xattr counts/sizes/names, times (truncated to the
+ * superblock's time granularity). Each change is one journal write; it
+ * reaches the flash with ubifs_sync/ubifs_fsync or when its write-buffer
+ * fills. Read-only mounts answer -EROFS. Names are 1..255 bytes, no '/'
+ * checks here (the fs layer resolves paths). */
+#define UBIFS_RENAME_NOREPLACE 1u /* Linux RENAME_* values */
+#define UBIFS_RENAME_EXCHANGE 2u
+#define UBIFS_RENAME_WHITEOUT 4u
+#define UBIFS_XATTR_CREATE 1
+#define UBIFS_XATTR_REPLACE 2
+
+/* Regular files, directories, devices, fifos and sockets by mode (rdev for
+ * devices). *inum (may be NULL) gets the new inode number. */
+int ubifs_mknod(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen, uint32_t mode, uint32_t rdev_major,
+		uint32_t rdev_minor, uint32_t uid, uint32_t gid, uint64_t *inum);
+int ubifs_symlink(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen, const char *target,
+		  size_t tlen, uint32_t uid, uint32_t gid, uint64_t *inum);
+int ubifs_link(struct ubifs_fs *fs, uint64_t inum, uint64_t dir, const char *name, size_t nlen);
+/* Not for directories (-EISDIR); the last link removes the inode. */
+int ubifs_unlink(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen);
+int ubifs_rmdir(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen);
+int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, size_t old_nlen, uint64_t new_dir,
+		 const char *new_name, size_t new_nlen, unsigned flags);
+/* Write len bytes at off (extends the file; holes stay holes). Returns len. */
+ssize_t ubifs_write_data(struct ubifs_fs *fs, uint64_t inum, const void *buf, size_t len, uint64_t off);
+/* Set the size (shrink cuts blocks, grow leaves a hole). */
+int ubifs_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size);
+#define UBIFS_SET_MODE 1u
+#define UBIFS_SET_UID 2u
+#define UBIFS_SET_GID 4u
+#define UBIFS_SET_ATIME 8u
+#define UBIFS_SET_MTIME 16u
+#define UBIFS_SET_CTIME 32u /* ctime is set to now by any change; this sets it explicitly */
+struct ubifs_setattr {
+	unsigned valid;
+	uint32_t mode, uid, gid; /* mode: permission bits only (the type stays) */
+	int64_t atime_sec, mtime_sec, ctime_sec;
+	uint32_t atime_nsec, mtime_nsec, ctime_nsec;
+};
+int ubifs_setattr(struct ubifs_fs *fs, uint64_t inum, const struct ubifs_setattr *a);
+int ubifs_setxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, const void *value, size_t size, int flags);
+int ubifs_removexattr(struct ubifs_fs *fs, uint64_t inum, const char *name);
+/* sync/syncfs: a commit, as the kernel's ubifs_sync_fs. */
+int ubifs_sync(struct ubifs_fs *fs);
+/* Write out the heads holding nodes of this inode (fsync). */
+int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum);
 
 #endif

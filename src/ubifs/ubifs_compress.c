@@ -1,8 +1,10 @@
-/* ubifs_compress — decompressing data nodes: none, LZO1X (liblzo2), zlib
- * (raw deflate, the kernel's 2 KiB window fits any raw inflate) and zstd.
+/* ubifs_compress — data node (de)compression: none, LZO1X (liblzo2), zlib
+ * (raw deflate with the kernel's 2 KiB window: the kernel inflates with
+ * 11 window bits, so a larger window would not read back there) and zstd.
  * Compressors can be compiled out; a data node using one then fails with a
- * clear error. Compression for the write path comes later. */
+ * clear error, and writing falls back to no compression. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ubifs/ubifs_priv.h"
@@ -70,4 +72,73 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 		(void)fs;
 		return compr < UBIFS_COMPR_TYPES_CNT ? -EOPNOTSUPP : -EINVAL;
 	}
+}
+
+/* The kernel's ubifs_compress rules: blocks under 128 bytes, compressor
+ * failures and savings under 64 bytes are stored uncompressed. */
+#define UBIFS_MIN_COMPR_LEN 128
+#define UBIFS_MIN_COMPRESS_DIFF 64
+
+int ubifs_compress(const void *in, size_t in_len, void *out, size_t *out_len, unsigned *compr)
+{
+	size_t cap = *out_len;
+	int ok = 0;
+	size_t got = 0;
+	if (in_len >= UBIFS_MIN_COMPR_LEN) {
+		switch (*compr) {
+#ifdef UBIKIT_HAVE_LZO
+		case UBIFS_COMPR_LZO: {
+			void *wrk = malloc(LZO1X_1_MEM_COMPRESS);
+			lzo_uint ol = cap;
+			if (wrk && cap >= in_len + in_len / 16 + 64 + 3 &&
+			    lzo1x_1_compress(in, in_len, out, &ol, wrk) == LZO_E_OK) {
+				ok = 1;
+				got = ol;
+			}
+			free(wrk);
+			break;
+		}
+#endif
+#ifdef UBIKIT_HAVE_ZLIB
+		case UBIFS_COMPR_ZLIB: {
+			z_stream s;
+			memset(&s, 0, sizeof(s));
+			if (deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -11, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+				break;
+			s.next_in = (Bytef *)(uintptr_t)in;
+			s.avail_in = (uInt)in_len;
+			s.next_out = out;
+			s.avail_out = (uInt)cap;
+			if (deflate(&s, Z_FINISH) == Z_STREAM_END) {
+				ok = 1;
+				got = cap - s.avail_out;
+			}
+			deflateEnd(&s);
+			break;
+		}
+#endif
+#ifdef UBIKIT_HAVE_ZSTD
+		case UBIFS_COMPR_ZSTD: {
+			size_t r = ZSTD_compress(out, cap, in, in_len, 3);
+			if (!ZSTD_isError(r)) {
+				ok = 1;
+				got = r;
+			}
+			break;
+		}
+#endif
+		default:
+			break;
+		}
+	}
+	if (!ok || got + UBIFS_MIN_COMPRESS_DIFF > in_len) {
+		if (in_len > cap)
+			return -EINVAL;
+		memcpy(out, in, in_len);
+		*out_len = in_len;
+		*compr = UBIFS_COMPR_NONE;
+		return 0;
+	}
+	*out_len = got;
+	return 0;
 }

@@ -1,6 +1,9 @@
-/* ubifs_io — reading LEBs and single nodes from the volume, with the
- * checks every node read goes through. (Write buffers come with the write
- * path.) */
+/* ubifs_io — LEB access for the whole UBIFS layer: reads (which see the
+ * bytes still in the journal heads' write-buffers, as the kernel's
+ * ubifs_read_node_wbuf does), single-node reads with the checks every node
+ * read goes through, and the write side: LEB write/map/unmap/change, the
+ * sequence-number counter, and writing one node padded to min_io_size.
+ * The write-buffers themselves are in ubifs_wbuf.c. */
 #include <errno.h>
 #include <string.h>
 
@@ -16,7 +19,87 @@ int ubifs_leb_read(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, void *buf,
 	if (err)
 		return util_err_set(&fs->err, err < 0 ? err : -EIO, "cannot read LEB %u:%u len %zu (error %d)", lnum,
 				    offs, len, err);
+	if (fs->jnl)
+		ubifs_jnl_overlay(fs->jnl, lnum, offs, buf, len);
 	return 0;
+}
+
+static int check_write(struct ubifs_fs *fs, uint32_t lnum, const char *what)
+{
+	if (fs->read_only || !fs->vol->write)
+		return util_err_set(&fs->err, -EROFS, "%s of LEB %u on a read-only mount", what, lnum);
+	if (fs->ro_error)
+		return -EROFS;
+	if (lnum >= fs->vol->leb_count)
+		return util_err_set(&fs->err, -EINVAL, "%s of LEB %u outside the volume (%u LEBs)", what, lnum,
+				    fs->vol->leb_count);
+	return 0;
+}
+
+/* A failed write leaves the file system read-only, as in the kernel
+ * (ubifs_ro_mode): nothing more may reach the flash. */
+static int write_failed(struct ubifs_fs *fs, int err, const char *what, uint32_t lnum, uint32_t offs, size_t len)
+{
+	fs->ro_error = 1;
+	return util_err_set(&fs->err, err < 0 ? err : -EIO, "%s of LEB %u:%u len %zu failed (error %d); now read-only",
+			    what, lnum, offs, len, err);
+}
+
+int ubifs_leb_write(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, const void *buf, size_t len)
+{
+	int err = check_write(fs, lnum, "write");
+	if (err)
+		return err;
+	if (offs > fs->leb_size || len > fs->leb_size - offs || offs % fs->min_io_size || len % fs->min_io_size)
+		return util_err_set(&fs->err, -EINVAL, "write of LEB %u:%u len %zu: not min. I/O aligned or past the end",
+				    lnum, offs, len);
+	fs->stat_bytes_written += len;
+	err = fs->vol->write(fs->vol->ctx, lnum, offs, buf, len);
+	return err ? write_failed(fs, err, "write", lnum, offs, len) : 0;
+}
+
+int ubifs_leb_change(struct ubifs_fs *fs, uint32_t lnum, const void *buf, size_t len)
+{
+	int err = check_write(fs, lnum, "atomic change");
+	if (err)
+		return err;
+	fs->stat_bytes_written += len;
+	err = fs->vol->change(fs->vol->ctx, lnum, buf, len);
+	return err ? write_failed(fs, err, "atomic change", lnum, 0, len) : 0;
+}
+
+int ubifs_leb_unmap(struct ubifs_fs *fs, uint32_t lnum)
+{
+	int err = check_write(fs, lnum, "unmap");
+	if (err)
+		return err;
+	err = fs->vol->unmap(fs->vol->ctx, lnum);
+	return err ? write_failed(fs, err, "unmap", lnum, 0, 0) : 0;
+}
+
+int ubifs_leb_map(struct ubifs_fs *fs, uint32_t lnum)
+{
+	int err = check_write(fs, lnum, "map");
+	if (err)
+		return err;
+	err = fs->vol->map(fs->vol->ctx, lnum);
+	return err ? write_failed(fs, err, "map", lnum, 0, 0) : 0;
+}
+
+uint64_t ubifs_next_sqnum(struct ubifs_fs *fs)
+{
+	return ++fs->max_sqnum;
+}
+
+int ubifs_write_node(struct ubifs_fs *fs, uint8_t *buf, uint32_t len, uint32_t lnum, uint32_t offs)
+{
+	uint32_t alen = (len + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
+	ubifs_node_finish(buf, len, ubifs_next_sqnum(fs));
+	uint32_t a8 = ubifs_align8(len);
+	if (a8 > len)
+		memset(buf + len, 0, a8 - len);
+	ubifs_pad_pack(buf + a8, alen - a8);
+	return ubifs_leb_write(fs, lnum, offs, buf, alen);
 }
 
 int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t len, uint32_t lnum, uint32_t offs)

@@ -14,6 +14,20 @@
  * used = leb_size - free - dirty. A LEB with UBIFS_LPROPS_INDEX holds index
  * nodes only. UBIFS_LPROPS_TAKEN marks a LEB that a journal head, GC or the
  * index commit owns right now (find functions never return it).
+ *
+ * Changes to this contract since it was first committed (branch h-lpt):
+ * - UBIFS_LPT_NC: "no change" for a field of ubifs_lpt_set (kernel LPROPS_NC).
+ * - ubifs_lpt_set_reserve: the finders need budgeting's min_idx_lebs and the
+ *   GC's idx_gc count, as the kernel's find.c reads them from c->bi / c.
+ * - ubifs_lpt_find_free / _find_for_index unmap the LEB they return when it
+ *   is to be written from offset 0, as the kernel's find.c does.
+ * - ubifs_lpt_find_frdi_idx, ubifs_lpt_freeable_cnt (GC, budgeting).
+ * - ubifs_lpt_mark_dirty / _mark_all_dirty (tests, LPT GC), ubifs_lpt_geometry
+ *   and ubifs_lpt_ltab (dump, tests).
+ * - ubifs_lpt_post_commit: call it after the master is written (the LPT
+ *   LEBs freed by the commit are unmapped only then).
+ * - ubifs_lpt_check_ihead: the kernel's mount check that the index head
+ *   offset equals leb_size - free of its LEB; marks that LEB TAKEN.
  */
 #ifndef UBIKIT_UBIFS_LPT_H
 #define UBIKIT_UBIFS_LPT_H
@@ -26,6 +40,8 @@ struct ubifs_lpt;
  * the in-memory category and are not stored */
 #define UBIFS_LPROPS_TAKEN 16u
 #define UBIFS_LPROPS_INDEX 32u
+/* "leave this field as it is" in ubifs_lpt_set (free, dirty or flags) */
+#define UBIFS_LPT_NC 0x80000001u
 
 struct ubifs_lprops {
 	uint32_t lnum;
@@ -77,16 +93,55 @@ int ubifs_lpt_find_for_index(struct ubifs_lpt *lpt, uint32_t *lnum_out);
  * ubifs_find_dirty_leb; pick_free allows a free LEB). Marks it TAKEN. */
 int ubifs_lpt_find_dirty(struct ubifs_lpt *lpt, uint32_t min_space, int pick_free, struct ubifs_lprops *out);
 
+/* What the finders must leave for the index (kernel c->bi.min_idx_lebs,
+ * from budgeting) and the count of index LEBs GC holds for reuse after the
+ * commit (kernel c->idx_gc_cnt). Both 0 until set. */
+void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t idx_gc_cnt);
+/* LEBs that are free + dirty == leb_size, not index, not taken */
+uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt);
+/* An index LEB with free + dirty == leb_size, not taken (kernel
+ * ubifs_fast_find_frdi_idx; GC frees these). Does not mark it. -ENOSPC. */
+int ubifs_lpt_find_frdi_idx(struct ubifs_lpt *lpt, uint32_t *lnum_out);
+
+/* Kernel take_ihead + the replay check: the index head LEB
+ * (mst.ihead_lnum) must have free == leb_size - ihead_offs; it becomes
+ * TAKEN. Error names both values. */
+int ubifs_lpt_check_ihead(struct ubifs_lpt *lpt, uint32_t ihead_lnum, uint32_t ihead_offs);
+
+/* Force the pnode holding lnum (and its ancestors) to be written at the
+ * next commit, values unchanged. */
+int ubifs_lpt_mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum);
+int ubifs_lpt_mark_all_dirty(struct ubifs_lpt *lpt);
+
+struct ubifs_lpt_geom {
+	int big_model;
+	uint32_t hght, pnode_cnt, nnode_cnt;
+	uint32_t pnode_sz, nnode_sz, ltab_sz, lsave_sz, lsave_cnt;
+	uint32_t dead_wm, dark_wm;
+};
+void ubifs_lpt_geometry(const struct ubifs_lpt *lpt, struct ubifs_lpt_geom *g);
+/* free and dirty bytes of LPT-area LEB lnum as the ltab says */
+int ubifs_lpt_ltab(const struct ubifs_lpt *lpt, uint32_t lnum, uint32_t *free_out, uint32_t *dirty_out);
+
 /* Write every changed LPT node out of place, then ltab (and lsave), with LPT
  * garbage collection when the LPT area is short; the nodes the current
  * master points at are never overwritten before the new master is written.
  * Fills *pos for the new master node. Called by the commit after the index
  * was written (its LEB changes are then in the tree). */
 int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos);
+/* After the new master node is on flash (kernel ubifs_lpt_post_commit):
+ * the LPT LEBs this commit emptied are unmapped and become usable, and in
+ * the big model LPT garbage collection runs while the LPT area is short
+ * (what it moves is written by the next commit). */
+int ubifs_lpt_post_commit(struct ubifs_lpt *lpt);
 
 /* Compare the tree with what a scan of every main-area LEB and the index
  * say (kernel dbg_check_lprops): 0 when equal, else -EUCLEAN with the first
  * difference named (LEB, field, expected, found). For tests and fsck. */
 int ubifs_lpt_check(struct ubifs_lpt *lpt);
+/* Only the LPT area: each LPT LEB's free and dirty bytes as the ltab says
+ * them, against the nodes found there and which of them the tree uses
+ * (kernel dbg_check_ltab). Part of ubifs_lpt_check. */
+int ubifs_lpt_check_ltab(struct ubifs_lpt *lpt);
 
 #endif

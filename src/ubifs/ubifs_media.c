@@ -317,3 +317,182 @@ void ubifs_decode_dev(const uint8_t *data, uint32_t data_len, uint32_t *major, u
 	*major = (dev & 0xFFF00u) >> 8;
 	*minor = (dev & 0xFFu) | ((dev >> 12) & 0xFFF00u);
 }
+
+/* ---- packing ---- */
+
+void ubifs_ch_pack(uint8_t *node, unsigned type, uint32_t len, unsigned group)
+{
+	memset(node, 0, UBIFS_CH_SZ);
+	put_le32(node, UBIFS_NODE_MAGIC);
+	put_le32(node + 16, len);
+	node[20] = (uint8_t)type;
+	node[21] = (uint8_t)group;
+}
+
+void ubifs_node_finish(uint8_t *node, uint32_t len, uint64_t sqnum)
+{
+	put_le64(node + 8, sqnum);
+	put_le32(node + 4, ubifs_node_crc(node, len));
+}
+
+void ubifs_pad_pack(uint8_t *buf, uint32_t pad)
+{
+	if (pad >= UBIFS_PAD_NODE_SZ) {
+		ubifs_ch_pack(buf, UBIFS_PAD_NODE, UBIFS_PAD_NODE_SZ, UBIFS_NO_NODE_GROUP);
+		put_le32(buf + 24, pad - UBIFS_PAD_NODE_SZ);
+		ubifs_node_finish(buf, UBIFS_PAD_NODE_SZ, 0);
+		memset(buf + UBIFS_PAD_NODE_SZ, 0, pad - UBIFS_PAD_NODE_SZ);
+	} else if (pad > 0) {
+		memset(buf, UBIFS_PADDING_BYTE, pad);
+	}
+}
+
+/* 16-byte key field: 8 key bytes, 8 zero bytes */
+static void key_field(uint8_t *p, const struct ubifs_key *k)
+{
+	ubifs_key_write(p, k);
+	memset(p + 8, 0, 8);
+}
+
+void ubifs_ino_pack(uint8_t *n, const struct ubifs_ino_node *ino, const void *data, uint32_t attach, unsigned group)
+{
+	uint32_t len = UBIFS_INO_NODE_SZ + attach;
+	ubifs_ch_pack(n, UBIFS_INO_NODE, len, group);
+	memset(n + UBIFS_CH_SZ, 0, UBIFS_INO_NODE_SZ - UBIFS_CH_SZ);
+	key_field(n + 24, &ino->key);
+	put_le64(n + 40, ino->creat_sqnum);
+	put_le64(n + 48, ino->size);
+	put_le64(n + 56, (uint64_t)ino->atime_sec);
+	put_le64(n + 64, (uint64_t)ino->ctime_sec);
+	put_le64(n + 72, (uint64_t)ino->mtime_sec);
+	put_le32(n + 80, ino->atime_nsec);
+	put_le32(n + 84, ino->ctime_nsec);
+	put_le32(n + 88, ino->mtime_nsec);
+	put_le32(n + 92, ino->nlink);
+	put_le32(n + 96, ino->uid);
+	put_le32(n + 100, ino->gid);
+	put_le32(n + 104, ino->mode);
+	put_le32(n + 108, ino->flags);
+	put_le32(n + 112, ino->data_len);
+	put_le32(n + 116, ino->xattr_cnt);
+	put_le32(n + 120, ino->xattr_size);
+	put_le32(n + 128, ino->xattr_names);
+	put_le16(n + 132, ino->compr_type);
+	if (attach)
+		memcpy(n + UBIFS_INO_NODE_SZ, data, attach);
+}
+
+void ubifs_dent_pack(uint8_t *n, const struct ubifs_key *key, uint64_t inum, uint8_t type, const char *name,
+		     uint16_t nlen, uint32_t cookie, unsigned group)
+{
+	uint32_t len = UBIFS_DENT_NODE_SZ + nlen + 1u;
+	unsigned nt = ubifs_key_type(key) == UBIFS_XENT_KEY ? UBIFS_XENT_NODE : UBIFS_DENT_NODE;
+	ubifs_ch_pack(n, nt, len, group);
+	key_field(n + 24, key);
+	put_le64(n + 40, inum);
+	n[48] = 0;
+	n[49] = type;
+	put_le16(n + 50, nlen);
+	put_le32(n + 52, cookie);
+	memcpy(n + UBIFS_DENT_NODE_SZ, name, nlen);
+	n[UBIFS_DENT_NODE_SZ + nlen] = 0;
+}
+
+void ubifs_data_pack(uint8_t *n, const struct ubifs_key *key, uint32_t size, uint16_t compr_type, const void *data,
+		     uint32_t data_len, unsigned group)
+{
+	ubifs_ch_pack(n, UBIFS_DATA_NODE, UBIFS_DATA_NODE_SZ + data_len, group);
+	key_field(n + 24, key);
+	put_le32(n + 40, size);
+	put_le16(n + 44, compr_type);
+	put_le16(n + 46, 0); /* compr_size: only for encrypted data */
+	if (data_len && data != n + UBIFS_DATA_NODE_SZ)
+		memmove(n + UBIFS_DATA_NODE_SZ, data, data_len);
+}
+
+void ubifs_trun_pack(uint8_t *n, uint32_t inum, uint64_t old_size, uint64_t new_size, unsigned group)
+{
+	ubifs_ch_pack(n, UBIFS_TRUN_NODE, UBIFS_TRUN_NODE_SZ, group);
+	memset(n + UBIFS_CH_SZ, 0, UBIFS_TRUN_NODE_SZ - UBIFS_CH_SZ);
+	put_le32(n + 24, inum);
+	put_le64(n + 40, old_size);
+	put_le64(n + 48, new_size);
+}
+
+void ubifs_ref_pack(uint8_t *n, uint32_t lnum, uint32_t offs, uint32_t jhead)
+{
+	ubifs_ch_pack(n, UBIFS_REF_NODE, UBIFS_REF_NODE_SZ, UBIFS_NO_NODE_GROUP);
+	memset(n + UBIFS_CH_SZ, 0, UBIFS_REF_NODE_SZ - UBIFS_CH_SZ);
+	put_le32(n + 24, lnum);
+	put_le32(n + 28, offs);
+	put_le32(n + 32, jhead);
+}
+
+void ubifs_cs_pack(uint8_t *n, uint64_t cmt_no)
+{
+	ubifs_ch_pack(n, UBIFS_CS_NODE, UBIFS_CS_NODE_SZ, UBIFS_NO_NODE_GROUP);
+	put_le64(n + 24, cmt_no);
+}
+
+void ubifs_idx_pack(uint8_t *n, uint16_t child_cnt, uint16_t level)
+{
+	ubifs_ch_pack(n, UBIFS_IDX_NODE, ubifs_idx_node_len(child_cnt), UBIFS_NO_NODE_GROUP);
+	put_le16(n + 24, child_cnt);
+	put_le16(n + 26, level);
+}
+
+void ubifs_idx_branch_pack(uint8_t *n, unsigned i, const struct ubifs_branch *br)
+{
+	uint8_t *b = n + UBIFS_IDX_NODE_SZ + (size_t)i * UBIFS_BRANCH_SZ;
+	put_le32(b, br->lnum);
+	put_le32(b + 4, br->offs);
+	put_le32(b + 8, br->len);
+	ubifs_key_write(b + 12, &br->key);
+}
+
+void ubifs_mst_pack(uint8_t *n, const struct ubifs_mst_node *m)
+{
+	ubifs_ch_pack(n, UBIFS_MST_NODE, UBIFS_MST_NODE_SZ, UBIFS_NO_NODE_GROUP);
+	memset(n + UBIFS_CH_SZ, 0, UBIFS_MST_NODE_SZ - UBIFS_CH_SZ);
+	put_le64(n + 24, m->highest_inum);
+	put_le64(n + 32, m->cmt_no);
+	put_le32(n + 40, m->flags);
+	put_le32(n + 44, m->log_lnum);
+	put_le32(n + 48, m->root_lnum);
+	put_le32(n + 52, m->root_offs);
+	put_le32(n + 56, m->root_len);
+	put_le32(n + 60, m->gc_lnum);
+	put_le32(n + 64, m->ihead_lnum);
+	put_le32(n + 68, m->ihead_offs);
+	put_le64(n + 72, m->index_size);
+	put_le64(n + 80, m->total_free);
+	put_le64(n + 88, m->total_dirty);
+	put_le64(n + 96, m->total_used);
+	put_le64(n + 104, m->total_dead);
+	put_le64(n + 112, m->total_dark);
+	put_le32(n + 120, m->lpt_lnum);
+	put_le32(n + 124, m->lpt_offs);
+	put_le32(n + 128, m->nhead_lnum);
+	put_le32(n + 132, m->nhead_offs);
+	put_le32(n + 136, m->ltab_lnum);
+	put_le32(n + 140, m->ltab_offs);
+	put_le32(n + 144, m->lsave_lnum);
+	put_le32(n + 148, m->lsave_offs);
+	put_le32(n + 152, m->lscan_lnum);
+	put_le32(n + 156, m->empty_lebs);
+	put_le32(n + 160, m->idx_lebs);
+	put_le32(n + 164, m->leb_cnt);
+}
+
+void ubifs_orph_pack(uint8_t *n, uint64_t cmt_no, int last, const uint64_t *inos, uint32_t cnt)
+{
+	ubifs_ch_pack(n, UBIFS_ORPH_NODE, UBIFS_ORPH_NODE_SZ + cnt * 8u, UBIFS_NO_NODE_GROUP);
+	put_le64(n + 24, cmt_no | (last ? 1ull << 63 : 0));
+	for (uint32_t i = 0; i < cnt; i++)
+		put_le64(n + UBIFS_ORPH_NODE_SZ + 8u * i, inos[i]);
+}
+
+uint32_t ubifs_encode_dev(uint32_t major, uint32_t minor)
+{
+	return (minor & 0xFFu) | ((major & 0xFFFu) << 8) | ((minor & ~0xFFu) << 12);
+}

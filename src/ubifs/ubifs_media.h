@@ -1,8 +1,10 @@
 /* ubifs_media — the UBIFS on-flash format: constants, keys and name hashes,
  * the common-header check every node read goes through, and unpacking of
  * each node type into plain C structs (never cast structs onto flash bytes).
- * Format: shared spec UBIFS-FORMAT.md §3-§6. Packing (for the write path)
- * belongs here too when it comes. */
+ * Format: shared spec UBIFS-FORMAT.md §3-§6. Packing for the write path
+ * (ubifs_*_pack) writes every byte of a node, unused fields zeroed as the
+ * kernel zeroes them; the common header's sqnum and CRC are set last by
+ * ubifs_node_finish. */
 #ifndef UBIKIT_UBIFS_MEDIA_H
 #define UBIKIT_UBIFS_MEDIA_H
 #include <stdbool.h>
@@ -302,6 +304,42 @@ static inline uint32_t ubifs_orph_count(uint32_t len)
 {
 	return (len - UBIFS_ORPH_NODE_SZ) / 8;
 }
+
+/* ---- packing (write path) ----
+ * Each ubifs_*_pack fills a node body at `node` (bytes 24..) and the header
+ * fields magic, len, node_type, group_type (sqnum and CRC stay zero);
+ * ubifs_node_finish(node, len, sqnum) then stores sqnum and the CRC over
+ * bytes 8..len-1. Nodes are laid out 8-byte aligned one after the other. */
+void ubifs_ch_pack(uint8_t *node, unsigned type, uint32_t len, unsigned group);
+void ubifs_node_finish(uint8_t *node, uint32_t len, uint64_t sqnum);
+/* The kernel's padding of `pad` bytes at buf: a padding node (sqnum 0,
+ * pad_len = the bytes after it, which are zeroed) when pad >= 28, else
+ * 0xCE padding bytes. */
+void ubifs_pad_pack(uint8_t *buf, uint32_t pad);
+/* attach: bytes of data to store (0 for a deletion inode, whose data_len
+ * field still says ino->data_len, as the kernel writes it) */
+void ubifs_ino_pack(uint8_t *node, const struct ubifs_ino_node *ino, const void *data, uint32_t attach,
+		    unsigned group);
+/* dent/xent: key type picks DENT or XENT; length 56 + nlen + 1 (NUL). */
+void ubifs_dent_pack(uint8_t *node, const struct ubifs_key *key, uint64_t inum, uint8_t type, const char *name,
+		     uint16_t nlen, uint32_t cookie, unsigned group);
+void ubifs_data_pack(uint8_t *node, const struct ubifs_key *key, uint32_t size, uint16_t compr_type,
+		     const void *data, uint32_t data_len, unsigned group);
+void ubifs_trun_pack(uint8_t *node, uint32_t inum, uint64_t old_size, uint64_t new_size, unsigned group);
+void ubifs_ref_pack(uint8_t *node, uint32_t lnum, uint32_t offs, uint32_t jhead);
+void ubifs_cs_pack(uint8_t *node, uint64_t cmt_no);
+/* index node header; then ubifs_idx_branch_pack for each branch */
+void ubifs_idx_pack(uint8_t *node, uint16_t child_cnt, uint16_t level);
+void ubifs_idx_branch_pack(uint8_t *node, unsigned i, const struct ubifs_branch *br);
+static inline uint32_t ubifs_idx_node_len(uint32_t child_cnt)
+{
+	return UBIFS_IDX_NODE_SZ + child_cnt * UBIFS_BRANCH_SZ;
+}
+void ubifs_mst_pack(uint8_t *node, const struct ubifs_mst_node *m);
+/* orphan node with cnt inode numbers; last: bit 63 of cmt_no */
+void ubifs_orph_pack(uint8_t *node, uint64_t cmt_no, int last, const uint64_t *inos, uint32_t cnt);
+/* Linux new_encode_dev, as the kernel stores a device number (4 bytes) */
+uint32_t ubifs_encode_dev(uint32_t major, uint32_t minor);
 
 /* device number as the kernel stores it in inode data (4 or 8 bytes) */
 void ubifs_decode_dev(const uint8_t *data, uint32_t data_len, uint32_t *major, uint32_t *minor);

@@ -20,6 +20,9 @@ struct ubifs_size_fix {
 	uint64_t i_size, d_size;
 };
 
+struct ubifs_lpt;
+struct ubifs_log;
+
 struct ubifs_fs {
 	struct ubi_vol_io *vol;
 	struct util_err err;
@@ -51,12 +54,36 @@ struct ubifs_fs {
 	size_t size_fix_cnt, size_fix_cap;
 
 	struct ubifs_tnc tnc;
+
+	/* write path: each subsystem owns its state, reached through its header */
+	struct ubifs_lpt *lpt; /* ubifs_lpt.h: read at every mount, written by the commit */
+	struct ubifs_log *log; /* ubifs_log.h */
+	struct ubifs_jnl *jnl; /* ubifs_journal.h: heads and write-buffers */
+	uint32_t gc_lnum;      /* the LEB kept empty for GC (master) */
+	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
+	int in_commit;
+	int replaying;
+	uint64_t commits;      /* commits run by this mount */
+	unsigned default_compr;
+	uint64_t stat_bytes_written;
+
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */
 };
 
 /* ---- LEB access (ubifs_io.c) ---- */
 int ubifs_leb_read(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, void *buf, size_t len);
+int ubifs_leb_write(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, const void *buf, size_t len);
+int ubifs_leb_change(struct ubifs_fs *fs, uint32_t lnum, const void *buf, size_t len);
+int ubifs_leb_unmap(struct ubifs_fs *fs, uint32_t lnum);
+int ubifs_leb_map(struct ubifs_fs *fs, uint32_t lnum);
+uint64_t ubifs_next_sqnum(struct ubifs_fs *fs);
+/* Give the node (len bytes at buf, header packed) a sqnum and CRC, pad it
+ * to min_io_size (buf must have room) and write it at lnum:offs. */
+int ubifs_write_node(struct ubifs_fs *fs, uint8_t *buf, uint32_t len, uint32_t lnum, uint32_t offs);
+/* bytes still in a write-buffer (ubifs_journal.c) */
+struct ubifs_jnl;
+void ubifs_jnl_overlay(const struct ubifs_jnl *jnl, uint32_t lnum, uint32_t offs, void *buf, size_t len);
 /* Read a node of the given type and exact length at lnum:offs and check it
  * (magic, type, length, CRC). Errors name the place. */
 int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t len, uint32_t lnum, uint32_t offs);
@@ -102,8 +129,28 @@ int ubifs_recover_size_accum(struct ubifs_fs *fs, const struct ubifs_key *key, i
 int ubifs_recover_size(struct ubifs_fs *fs);
 void ubifs_size_fix_apply(const struct ubifs_fs *fs, uint64_t inum, uint64_t *size);
 
+/* ---- write path ---- */
+/* Do index changes move lprops? On read-write mounts always; on read-only
+ * ones during the replay (as the kernel), not for later in-memory changes. */
+static inline int ubifs_lprops_tracked(const struct ubifs_fs *fs)
+{
+	return fs->lpt && (!fs->read_only || fs->replaying);
+}
+/* Both master node copies (LEB 1 and 2), from fs->mst with the current
+ * highest inode number (kernel ubifs_write_master). */
+int ubifs_master_write(struct ubifs_fs *fs);
+/* shared by the write operations (ubifs_dir_write.c) */
+void ubifs_now(const struct ubifs_fs *fs, int64_t *sec, uint32_t *nsec);
+int ubifs_check_rw(struct ubifs_fs *fs);
+int ubifs_new_inode(struct ubifs_fs *fs, const struct ubifs_inode *dir, uint32_t mode, uint32_t uid, uint32_t gid,
+		    struct ubifs_inode *ui);
+/* Run a commit (ubifs_commit.c): journal -> index, LPT, new master, log reset. */
+int ubifs_commit(struct ubifs_fs *fs);
+
 /* ---- areas ---- */
 int ubifs_sb_read_check(struct ubifs_fs *fs);  /* ubifs_sb.c */
+/* read-write auto-resize: the superblock rewritten with fs->leb_cnt */
+int ubifs_sb_write_leb_cnt(struct ubifs_fs *fs);
 int ubifs_master_read(struct ubifs_fs *fs);    /* ubifs_master.c */
 int ubifs_mst_cmp(const uint8_t *a, const uint8_t *b); /* 0 when the bodies match */
 int ubifs_replay_journal(struct ubifs_fs *fs); /* ubifs_replay.c */
@@ -111,5 +158,8 @@ int ubifs_mount_orphans(struct ubifs_fs *fs);  /* ubifs_orphan.c */
 
 /* ---- compression (ubifs_compress.c) ---- */
 int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *out, size_t *out_len, unsigned compr);
+/* *compr in: wanted compressor; out: what was used (NONE when it did not
+ * pay, as the kernel decides). *out_len in: room at out (>= in_len). */
+int ubifs_compress(const void *in, size_t in_len, void *out, size_t *out_len, unsigned *compr);
 
 #endif

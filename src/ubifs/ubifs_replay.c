@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_log.h"
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_wbuf.h"
 #include "util/util_endian.h"
 
 struct bud {
@@ -179,6 +183,48 @@ static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry 
 	return 0;
 }
 
+/* Kernel set_bud_lprops (read-only mounts too, in memory): the bud's free space is what
+ * the scan found after its last node; nodes that were dead when written
+ * (deletions, truncations) and padding are dirt. A bud starting at 0 must
+ * have been empty: if the LPT says otherwise it was garbage-collected
+ * without a commit since, and its old dirt does not count. The bud joins
+ * the log's list and its head continues after it. */
+static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b, const struct ubifs_sleb *sleb)
+{
+	uint32_t used = 0;
+	for (uint32_t i = 0; i < sleb->nodes_cnt; i++) {
+		const struct ubifs_snode *s = &sleb->nodes[i];
+		const uint8_t *node = sleb->buf + s->offs;
+		int deletion = 0;
+		if (s->type == UBIFS_INO_NODE)
+			deletion = get_le32(node + 92) == 0;
+		else if (s->type == UBIFS_DENT_NODE || s->type == UBIFS_XENT_NODE)
+			deletion = get_le64(node + 40) == 0;
+		else if (s->type == UBIFS_TRUN_NODE)
+			deletion = 1;
+		if (!deletion)
+			used += ubifs_align8(s->len);
+	}
+	uint32_t bdirty = sleb->endpt - b->offs - used;
+	uint32_t bfree = fs->leb_size - sleb->endpt;
+	struct ubifs_lprops lp;
+	int err = ubifs_lpt_lookup(fs->lpt, b->lnum, &lp);
+	if (err)
+		return err;
+	int64_t dirty = lp.dirty;
+	if (b->offs == 0 && (lp.free != fs->leb_size || lp.dirty != 0))
+		dirty -= (int64_t)fs->leb_size - lp.free;
+	if (dirty < 0)
+		dirty = 0;
+	err = ubifs_lpt_set(fs->lpt, b->lnum, bfree, (uint32_t)dirty + bdirty, lp.flags | UBIFS_LPROPS_TAKEN);
+	if (!err && fs->log)
+		err = ubifs_log_replayed_bud(fs->log, b->lnum, b->offs, (int)b->jhead);
+	struct ubifs_wbuf *w = fs->jnl ? ubifs_jnl_head(fs->jnl, b->jhead) : NULL;
+	if (!err && w)
+		err = ubifs_wbuf_seek(w, b->lnum, sleb->endpt);
+	return err;
+}
+
 static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 {
 	const struct bud *b = &r->buds[bi];
@@ -288,6 +334,8 @@ static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 			break;
 		}
 	}
+	if (!err && ubifs_lprops_tracked(fs))
+		err = set_bud_lprops(fs, b, &sleb);
 	ubifs_sleb_free(&sleb);
 	return err;
 }
@@ -390,7 +438,17 @@ static int apply_entries(struct ubifs_fs *fs, struct replay *r)
 	return err;
 }
 
+static int replay_journal(struct ubifs_fs *fs);
+
 int ubifs_replay_journal(struct ubifs_fs *fs)
+{
+	fs->replaying = 1;
+	int err = replay_journal(fs);
+	fs->replaying = 0;
+	return err;
+}
+
+static int replay_journal(struct ubifs_fs *fs)
 {
 	struct replay r;
 	memset(&r, 0, sizeof(r));

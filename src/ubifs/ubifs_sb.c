@@ -159,7 +159,8 @@ int ubifs_sb_read_check(struct ubifs_fs *fs)
 	if (fs->max_write_size < fs->min_io_size || fs->max_write_size % fs->min_io_size)
 		fs->max_write_size = fs->min_io_size;
 	fs->old_leb_cnt = fs->leb_cnt = sb->leb_cnt;
-	/* auto-resize to the volume, in memory only on a read-only mount */
+	/* auto-resize to the volume (in memory only on a read-only mount; a
+	 * read-write mount rewrites the superblock, ubifs_sb_write_leb_cnt) */
 	if (sb->leb_cnt < vol->leb_count && sb->leb_cnt < sb->max_leb_cnt)
 		fs->leb_cnt = sb->max_leb_cnt < vol->leb_count ? sb->max_leb_cnt : vol->leb_count;
 	err = validate_sb(sb, fs->min_io_size, fs->leb_size, vol->leb_count, fs->leb_cnt, fs->read_only, &fs->err);
@@ -178,4 +179,25 @@ int ubifs_sb_read_check(struct ubifs_fs *fs)
 	fs->main_first = fs->orph_last + 1;
 	fs->main_lebs = fs->leb_cnt - fs->main_first;
 	return 0;
+}
+
+int ubifs_sb_write_leb_cnt(struct ubifs_fs *fs)
+{
+	/* kernel: the superblock node read, leb_cnt changed, a new sqnum and CRC,
+	 * padded to min. I/O and written with an atomic LEB change */
+	uint32_t len = (UBIFS_SB_NODE_SZ + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
+	uint8_t *buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	int err = ubifs_leb_read(fs, UBIFS_SB_LNUM, 0, buf, UBIFS_SB_NODE_SZ);
+	if (!err) {
+		put_le32(buf + 40, fs->leb_cnt);
+		ubifs_node_finish(buf, UBIFS_SB_NODE_SZ, ubifs_next_sqnum(fs));
+		ubifs_pad_pack(buf + UBIFS_SB_NODE_SZ, len - UBIFS_SB_NODE_SZ);
+		err = ubifs_leb_change(fs, UBIFS_SB_LNUM, buf, len);
+	}
+	free(buf);
+	if (!err)
+		fs->sb.leb_cnt = fs->old_leb_cnt = fs->leb_cnt;
+	return err;
 }

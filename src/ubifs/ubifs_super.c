@@ -1,23 +1,101 @@
-/* ubifs_super — mount and unmount (read-only for now), the info report and
- * statfs. Mount order as the kernel's mount_ubifs: superblock, master, index
- * root, journal replay (with recovery of torn tails), orphans, inode sizes,
- * root inode. Only the index root is loaded; the rest comes on demand. */
+/* ubifs_super — mount and unmount, the info report and statfs. Mount order
+ * as the kernel's mount_ubifs: superblock, master, LPT (and the index head
+ * check), (read-write: the master marked DIRTY) index root, journal replay (with recovery of torn
+ * tails), orphans, inode sizes, (read-write: free-space check, the GC LEB
+ * taken and unmapped) root inode. Only the index root is loaded; the rest
+ * comes on demand. A read-write unmount syncs the journal heads and writes
+ * the master clean, as the kernel's put_super (no commit: the journal stays,
+ * the next mount replays it). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_log.h"
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 
 static void fs_free(struct ubifs_fs *fs)
 {
 	if (!fs)
 		return;
+	ubifs_jnl_close(fs->jnl);
+	fs->jnl = NULL;
+	ubifs_log_close(fs->log);
+	ubifs_lpt_close(fs->lpt);
 	ubifs_tnc_destroy(fs);
 	free(fs->sbuf);
 	free(fs->nbuf);
 	free(fs->size_fix);
 	free(fs);
+}
+
+/* Read-write, before the replay: what the kernel refuses or we cannot do
+ * yet is refused with a reason; then the LPT, the log and the journal
+ * heads, and the master marked DIRTY (an unclean reboot from now on is
+ * noticed at the next mount). */
+static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
+{
+	if (fs->need_recovery)
+		return util_err_set(&fs->err, -EOPNOTSUPP,
+				    "mount: the file system was not unmounted cleanly; read-write recovery is not "
+				    "implemented yet, mount read-only");
+	if (fs->sb.flags & UBIFS_FLG_SPACE_FIXUP)
+		return util_err_set(&fs->err, -EOPNOTSUPP,
+				    "mount: the superblock asks for the free-space fixup (mkfs.ubifs -F), not "
+				    "implemented yet; mount read-only");
+	if (fs->mst.gc_lnum < fs->main_first || fs->mst.gc_lnum >= fs->leb_cnt)
+		return util_err_set(&fs->err, -EINVAL, "mount: the master node names no GC LEB (%u)", fs->mst.gc_lnum);
+	fs->default_compr = opts && opts->compr >= 0 && opts->compr_set ? (unsigned)opts->compr : fs->sb.default_compr;
+	int err = 0;
+	if (fs->leb_cnt != fs->sb.leb_cnt) {
+		/* kernel auto-resize: the new LEBs are empty (ubifs_read_master),
+		 * the superblock says the new count */
+		uint32_t growth = fs->leb_cnt - fs->mst.leb_cnt;
+		uint32_t dark_wm = (UBIFS_MAX_NODE_SZ + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
+		fs->mst.leb_cnt = fs->leb_cnt;
+		fs->mst.empty_lebs += growth;
+		fs->mst.total_free += (uint64_t)growth * fs->leb_size;
+		fs->mst.total_dark += (uint64_t)growth * dark_wm;
+		err = ubifs_sb_write_leb_cnt(fs);
+		if (err)
+			return err;
+	}
+	err = ubifs_log_open(fs, &fs->log);
+	if (!err)
+		err = ubifs_jnl_open(fs, &fs->jnl);
+	if (err)
+		return err;
+	fs->mst.flags |= UBIFS_MST_DIRTY;
+	return ubifs_master_write(fs);
+}
+
+/* kernel check_free_space, take_gc_lnum and the GC LEB unmap */
+static int rw_finish(struct ubifs_fs *fs)
+{
+	struct ubifs_lp_stats st;
+	ubifs_lpt_stats(fs->lpt, &st);
+	uint32_t dark_wm = (UBIFS_MAX_NODE_SZ + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
+	if (st.total_free + st.total_dirty < dark_wm)
+		return util_err_set(&fs->err, -ENOSPC, "mount: insufficient free space to mount read-write");
+	uint32_t lhead, lhead_offs, ltail;
+	ubifs_log_positions(fs->log, &lhead, &lhead_offs, &ltail);
+	uint32_t next = lhead + 1 > fs->log_last ? fs->log_first : lhead + 1;
+	if (next == ltail)
+		return util_err_set(&fs->err, -EOPNOTSUPP,
+				    "mount: the log is full (consolidating it is not implemented yet); mount read-only");
+	/* kernel ubifs_clear_orphans: a clean file system has no orphans */
+	for (uint32_t lnum = fs->orph_first; lnum <= fs->orph_last; lnum++) {
+		int e = ubifs_leb_unmap(fs, lnum);
+		if (e)
+			return e;
+	}
+	fs->gc_lnum = fs->mst.gc_lnum;
+	int err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
+	if (!err)
+		err = ubifs_leb_unmap(fs, fs->gc_lnum);
+	return err;
 }
 
 int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,
@@ -27,8 +105,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	if (!vol || !vol->read || vol->leb_size == 0)
 		return util_err_set(errp, -EINVAL, "mount: no volume");
 	int read_only = opts ? opts->read_only : 1;
-	if (!read_only)
-		return util_err_set(errp, -EOPNOTSUPP, "mount: read-write UBIFS is not implemented yet, mount read-only");
+	if (!read_only && (vol->read_only || !vol->write))
+		return util_err_set(errp, -EROFS, "mount: the volume is read-only, mount read-only");
 	struct ubifs_fs *fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return util_err_set(errp, -ENOMEM, "mount: out of memory");
@@ -48,15 +126,38 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	err = ubifs_master_read(fs);
 	if (err)
 		goto fail;
+	/* the whole LPT, read-only mounts too; then the kernel's replay-time
+	 * check that the index head is where the LPT's free space says */
+	err = ubifs_lpt_open(fs, &fs->lpt);
+	if (err)
+		goto fail;
+	err = ubifs_lpt_check_ihead(fs->lpt, fs->mst.ihead_lnum, fs->mst.ihead_offs);
+	if (err)
+		goto fail;
+	if (!read_only) {
+		err = rw_prepare(fs, opts);
+		if (err)
+			goto fail;
+	}
 	err = ubifs_tnc_init(fs, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, limit);
 	if (err)
 		goto fail;
+	fs->tnc.idx_size = fs->mst.index_size;
+	fs->tnc.ihead_lnum = fs->mst.ihead_lnum;
+	fs->tnc.ihead_offs = fs->mst.ihead_offs;
 	err = ubifs_replay_journal(fs);
 	if (err)
 		goto fail;
+	if (!read_only)
+		ubifs_log_set_head(fs->log, fs->lhead_lnum, fs->lhead_offs);
 	err = ubifs_mount_orphans(fs);
 	if (err)
 		goto fail;
+	if (!read_only) {
+		err = rw_finish(fs);
+		if (err)
+			goto fail;
+	}
 	if (fs->need_recovery) {
 		err = ubifs_recover_size(fs);
 		if (err)
@@ -90,9 +191,32 @@ fail:
 	return err;
 }
 
-void ubifs_unmount(struct ubifs_fs *fs)
+static int unmount(struct ubifs_fs *fs, int commit)
 {
+	int err = 0;
+	if (fs && !fs->read_only && !fs->ro_error) {
+		err = commit ? ubifs_commit(fs) : ubifs_jnl_sync_all(fs);
+		if (!err) {
+			fs->mst.flags &= ~UBIFS_MST_DIRTY;
+			fs->mst.flags |= UBIFS_MST_NO_ORPHS;
+			fs->mst.gc_lnum = fs->gc_lnum;
+			err = ubifs_master_write(fs);
+		}
+		if (!err && fs->vol->sync)
+			err = fs->vol->sync(fs->vol->ctx);
+	}
 	fs_free(fs);
+	return err;
+}
+
+int ubifs_unmount(struct ubifs_fs *fs)
+{
+	return unmount(fs, 1);
+}
+
+int ubifs_unmount_journal(struct ubifs_fs *fs)
+{
+	return unmount(fs, 0);
 }
 
 const char *ubifs_errmsg(const struct ubifs_fs *fs)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 #include "util/util_endian.h"
 
@@ -260,15 +261,34 @@ static int search_lt(const struct ubifs_znode *z, const struct ubifs_key *k)
 	return lo - 1;
 }
 
-/* Descend to level 0 through the last branch with key < k. */
-static int descend_lt(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_tnc_pos *pos)
+/* Last branch of z with key <= k; -1 if none. */
+static int search_le(const struct ubifs_znode *z, const struct ubifs_key *k)
+{
+	int lo = 0, hi = z->child_cnt; /* find first index with key > k */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (ubifs_key_cmp(&z->zbranch[mid].key, k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* Descend to level 0 through the last branch with key < k (searches: the
+ * first entry >= k is then at or after the position), or with ins through
+ * the last branch with key <= k, as the kernel does: a key equal to a
+ * branch key must go below that branch, because the kernel looks it up
+ * there (a deletion can leave a branch key lower than its subtree; a new
+ * key equal to it belongs to that subtree, not to the one on the left). */
+static int descend(struct ubifs_fs *fs, const struct ubifs_key *k, int ins, struct ubifs_tnc_pos *pos)
 {
 	struct ubifs_znode *z = fs->tnc.root;
 	struct ubifs_znode *path[UBIFS_MAX_LEVELS + 2];
 	int depth = 0;
 	for (;;) {
 		path[depth++] = z;
-		int n = search_lt(z, k);
+		int n = ins && z->level > 0 ? search_le(z, k) : search_lt(z, k);
 		if (z->level == 0 || z->child_cnt == 0) {
 			pos->z = z;
 			pos->n = n;
@@ -283,6 +303,34 @@ static int descend_lt(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubi
 	for (int i = 0; i < depth; i++)
 		lru_touch(&fs->tnc, path[depth - 1 - i]);
 	return 0;
+}
+
+/* The kernel's ubifs_lookup_level0 for a non-hashed key: in every znode
+ * take the last branch whose key is <= k (the first if none); the entry must
+ * be in the level-0 znode reached. Stricter than descend_lt + stepping
+ * forward: an index whose branch keys are larger than keys below them hides
+ * those keys from the kernel, and this sees it (for checks). */
+int ubifs_tnc_lookup_strict(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_zbranch *out)
+{
+	struct ubifs_znode *z = fs->tnc.root;
+	for (;;) {
+		int n = -1;
+		for (int i = 0; i < (int)z->child_cnt; i++) {
+			if (ubifs_key_cmp(&z->zbranch[i].key, k) > 0)
+				break;
+			n = i;
+		}
+		if (z->level == 0 || z->child_cnt == 0) {
+			if (n < 0 || ubifs_key_cmp(&z->zbranch[n].key, k) != 0)
+				return -ENOENT;
+			*out = z->zbranch[n];
+			out->child = NULL;
+			return 0;
+		}
+		int err = get_child(fs, z, n < 0 ? 0 : (uint32_t)n, &z);
+		if (err)
+			return err;
+	}
 }
 
 int ubifs_tnc_next(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
@@ -317,7 +365,7 @@ int ubifs_tnc_next(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 
 int ubifs_tnc_seek(struct ubifs_fs *fs, const struct ubifs_key *k, int after, struct ubifs_tnc_pos *pos)
 {
-	int err = descend_lt(fs, k, pos);
+	int err = descend(fs, k, 0, pos);
 	if (err)
 		return err;
 	for (;;) {
@@ -443,8 +491,30 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 			break; /* its ancestors are dirty already */
 		lru_del(&fs->tnc, cur);
 		cur->dirty = 1;
+		/* read-write: the on-flash copy is now old index, its space dirt
+		 * (kernel add_idx_dirt) */
+		if (ubifs_lprops_tracked(fs) && cur->len) {
+			fs->tnc.idx_size -= ubifs_align8(cur->len);
+			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))
+				fs->ro_error = 1;
+		}
 	}
 	return z;
+}
+
+void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	z->lnum = lnum;
+	z->offs = offs;
+	z->len = len;
+	z->dirty = 0;
+	if (z->parent) {
+		struct ubifs_zbranch *pb = &z->parent->zbranch[z->iip];
+		pb->lnum = lnum;
+		pb->offs = offs;
+		pb->len = len;
+	}
+	lru_touch(&fs->tnc, z);
 }
 
 /* Room for one more branch in z (dirty): grow the allocation geometrically
@@ -563,7 +633,7 @@ static void tnc_delete(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n)
 static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs, uint32_t len)
 {
 	struct ubifs_tnc_pos pos;
-	int err = descend_lt(fs, k, &pos);
+	int err = descend(fs, k, 1, &pos);
 	if (err)
 		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos.z);
@@ -573,9 +643,21 @@ static int insert_at_lt(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t
 	return tnc_insert(fs, z, (uint32_t)(pos.n + 1), &zb);
 }
 
+/* The leaf a branch pointed to is no longer needed: on a read-write mount
+ * its space becomes dirt of its LEB (kernel tnc.c: ubifs_add_dirt on every
+ * replaced or removed leaf), and during any mount's replay (the kernel's
+ * lprops follow the journal on read-only mounts too). */
+static int obsolete_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zb)
+{
+	return ubifs_lprops_tracked(fs) ? ubifs_lpt_add_dirt(fs->lpt, zb->lnum, zb->len) : 0;
+}
+
 static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t lnum, uint32_t offs, uint32_t len)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;
@@ -588,6 +670,9 @@ static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t l
 static int delete_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos)
 {
 	int n = pos->n;
+	int err = obsolete_leaf(fs, &pos->z->zbranch[n]);
+	if (err)
+		return err;
 	struct ubifs_znode *z = dirty_path(fs, pos->z);
 	if (!z)
 		return -ENOMEM;

@@ -46,6 +46,11 @@ struct ubifs_tnc {
 	size_t clean_bytes; /* znodes in the LRU */
 	struct ubifs_znode *lru_head, *lru_tail;
 	uint64_t loads, evictions;
+	/* read-write: index size (aligned index nodes of the committed index
+	 * still in use + those the next commit writes; kernel calc_idx_sz) and
+	 * the index head, where the next commit appends */
+	uint64_t idx_size;
+	uint32_t ihead_lnum, ihead_offs;
 };
 
 /* a position at level 0: branch n of znode z (n may be -1: before the first) */
@@ -71,6 +76,9 @@ static inline const struct ubifs_zbranch *ubifs_tnc_at(const struct ubifs_tnc_po
  * check it: type from the key, exact length, CRC, key equal to the branch. */
 int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, uint8_t *buf);
 
+/* The kernel's exact lookup of a non-hashed key (last branch with key <= k
+ * at each level): the zbranch, or -ENOENT. For checks (ubifs_lpt_check). */
+int ubifs_tnc_lookup_strict(struct ubifs_fs *fs, const struct ubifs_key *k, struct ubifs_zbranch *out);
 /* Look up a non-hashed key (inode, data): -ENOENT if absent. buf >= UBIFS_MAX_NODE_SZ. */
 int ubifs_tnc_lookup(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t *buf, uint32_t *len);
 /* Same, also telling where the node is (for error messages). */
@@ -86,6 +94,10 @@ int ubifs_tnc_add_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char 
 int ubifs_tnc_remove(struct ubifs_fs *fs, const struct ubifs_key *k);
 int ubifs_tnc_remove_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen);
 int ubifs_tnc_remove_range(struct ubifs_fs *fs, const struct ubifs_key *lo, const struct ubifs_key *hi);
+/* The commit wrote dirty znode z at lnum:offs: it is clean (evictable) again
+ * and its parent's branch points there. */
+void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum, uint32_t offs, uint32_t len);
+
 /* An inode with all its keys, its xattr entries and their xattr inodes. */
 int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum);
 

@@ -42,9 +42,39 @@ static int find(struct ent *m, size_t n, const struct ubifs_key *k)
 	return -1;
 }
 
+/* The kernel's lookup rule for the index we write: it descends through the
+ * last branch whose key is <= K, so a non-hashed key equal to a branch key
+ * must be below that branch, not below the one on its left (the kernel
+ * would not find it). Checked on every loaded znode. Returns the largest
+ * key under z (NULL key when z has no loaded leaves). */
+static int subtree_max(const struct ubifs_znode *z, struct ubifs_key *max)
+{
+	if (z->level == 0) {
+		if (!z->child_cnt)
+			return 0;
+		*max = z->zbranch[z->child_cnt - 1].key;
+		return 1;
+	}
+	int have = 0;
+	for (uint32_t i = 0; i < z->child_cnt; i++) {
+		struct ubifs_key cm;
+		if (!z->zbranch[i].child || !subtree_max(z->zbranch[i].child, &cm))
+			continue;
+		if (i + 1 < z->child_cnt && !ubifs_key_is_hash(&cm) &&
+		    ubifs_key_cmp(&cm, &z->zbranch[i + 1].key) >= 0)
+			fail_msg("level %u branch %u: key (%u,%08x) below it is not less than the next branch key (%u,%08x)",
+				 z->level, i, cm.inum, cm.w1, z->zbranch[i + 1].key.inum, z->zbranch[i + 1].key.w1);
+		*max = cm;
+		have = 1;
+	}
+	return have;
+}
+
 /* all entries >= BASE_INUM in index order, compared with the sorted model */
 static void check(struct ubifs_fs *u, struct ent *m, size_t n, uint64_t base_cnt)
 {
+	struct ubifs_key mx;
+	subtree_max(u->tnc.root, &mx);
 	qsort(m, n, sizeof(*m), ecmp);
 	struct ubifs_tnc_pos p;
 	struct ubifs_key lo = ubifs_key_make(0, UBIFS_INO_KEY, 0);
