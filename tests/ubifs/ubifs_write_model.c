@@ -103,7 +103,9 @@ static void add_ent(struct wm *m, uint64_t dir, const char *name, uint64_t inum)
 	struct ment *e = &m->ent[m->nent++];
 	e->dir = dir;
 	e->inum = inum;
-	snprintf(e->name, sizeof(e->name), "%s", name);
+	size_t nlen = strnlen(name, sizeof(e->name) - 1);
+	memcpy(e->name, name, nlen);
+	e->name[nlen] = 0;
 }
 
 static void del_ent(struct wm *m, struct ment *e)
