@@ -275,7 +275,7 @@ static int flash_cmd_create(int argc, char **argv)
 	cfg.file_has_oob = g.with_oob;
 	cfg.path = image;
 	struct flash_dev *dev;
-	char msg[600];
+	char msg[1100];
 	r = flash_sim_create_ex(&cfg, &dev, msg, sizeof(msg));
 	if (r == -EINVAL) {
 		/* Geometry problems are argument errors. */
@@ -287,11 +287,12 @@ static int flash_cmd_create(int argc, char **argv)
 		return 1;
 	}
 	r = flash_sync(dev);
-	flash_close(dev);
 	if (r) {
-		fprintf(stderr, "ubikit flash create: %s: %s\n", image, strerror(-r));
+		fprintf(stderr, "ubikit flash create: %s\n", flash_sim_last_error(dev));
+		flash_close(dev);
 		return 1;
 	}
+	flash_close(dev);
 	printf("%s: %s, %" PRIu64 " bytes: %u PEBs of %u bytes, page %u, sub-page %u, OOB %u%s\n", image,
 	       cfg.geo.type == FLASH_NOR ? "NOR" : "NAND", (uint64_t)cfg.geo.peb_count * cfg.geo.peb_size,
 	       cfg.geo.peb_count, cfg.geo.peb_size, cfg.geo.page_size, cfg.geo.subpage_size, cfg.geo.oob_size,
@@ -321,7 +322,7 @@ static int open_image(const char *sub, const char *image, const struct geo_opts 
 			return -1000 - r;
 		gp = &geo;
 	}
-	char msg[600];
+	char msg[1100];
 	int r = flash_sim_open_ex(image, gp, g->with_oob, read_only, dev, msg, sizeof(msg));
 	if (r)
 		fprintf(stderr, "ubikit flash %s: %s\n", sub, msg);
@@ -510,11 +511,11 @@ static int flash_cmd_erase(int argc, char **argv)
 		status = failed ? 1 : 0;
 	}
 	r = flash_sync(dev);
-	flash_close(dev);
 	if (r) {
-		fprintf(stderr, "ubikit flash erase: %s: %s\n", image, strerror(-r));
+		fprintf(stderr, "ubikit flash erase: %s\n", flash_sim_last_error(dev));
 		status = 1;
 	}
+	flash_close(dev);
 	return status;
 }
 
@@ -603,11 +604,13 @@ static int flash_cmd_inject(int argc, char **argv)
 		r = flash_sim_set_wear(dev, peb, count);
 	}
 	int s = flash_sync(dev);
-	flash_close(dev);
 	if (r || s) {
-		fprintf(stderr, "ubikit flash inject: %s: %s\n", image, strerror(-(r ? r : s)));
+		const char *m = flash_sim_last_error(dev);
+		fprintf(stderr, "ubikit flash inject: %s: %s\n", image, m[0] ? m : strerror(-(r ? r : s)));
+		flash_close(dev);
 		return 1;
 	}
+	flash_close(dev);
 	return 0;
 }
 
