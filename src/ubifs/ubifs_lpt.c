@@ -577,8 +577,9 @@ static int change_lp(struct ubifs_lpt *lpt, struct ubifs_lprops *p, uint32_t fre
 	uint32_t nf = free_ == UBIFS_LPT_NC ? p->free : ubifs_align8(free_);
 	uint32_t nd = dirty == UBIFS_LPT_NC ? p->dirty : ubifs_align8(dirty);
 	uint32_t nfl = flags == UBIFS_LPT_NC ? p->flags : (flags & (UBIFS_LPROPS_TAKEN | UBIFS_LPROPS_INDEX));
-	/* dirty may briefly exceed the LEB during replay (kernel note), free never */
-	if (nf > lpt->leb_size || (uint64_t)nd > 2ull * lpt->leb_size)
+	/* dirty may exceed the LEB for a while during replay (kernel note; the
+	 * commit refuses to write such a value), free never */
+	if (nf > lpt->leb_size || nd > 0x7FFFFFFFu)
 		return util_err_set(&lpt->fs->err, -EINVAL, "LPT: LEB %u cannot have free %u dirty %u (LEB size %u)",
 				    p->lnum, nf, nd, lpt->leb_size);
 	account(lpt, p, -1);

@@ -472,6 +472,15 @@ int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos)
 		lpt->write_all_runs++;
 		tgc_start(lpt);
 	}
+	/* what goes to flash must fit the format: free + dirty <= leb_size */
+	for (uint32_t pn = 0; pn < lpt->pnode_cnt; pn++)
+		for (uint32_t i = 0; lpt->pdirty[pn] && i < LPT_FANOUT; i++) {
+			const struct ubifs_lprops *q = &lpt->lp[pn * LPT_FANOUT + i];
+			if (q->lnum && q->free + (uint64_t)q->dirty > lpt->leb_size)
+				return util_err_set(&lpt->fs->err, -EUCLEAN,
+						    "LPT commit: LEB %u has free %u + dirty %u > LEB size %u (space accounting broken)",
+						    q->lnum, q->free, q->dirty, lpt->leb_size);
+		}
 	if (lpt->big)
 		populate_lsave(lpt);
 	struct plan p = {0};
