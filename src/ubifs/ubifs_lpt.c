@@ -87,10 +87,13 @@ static int lpt_geometry(struct ubifs_lpt *lpt, const struct ubifs_fs *fs)
 	uint32_t hdr = LPT_CRC_BITS + LPT_TYPE_BITS + (lpt->big ? lpt->pcnt_bits : 0);
 	lpt->pnode_sz = (hdr + (lpt->space_bits * 2 + 1) * LPT_FANOUT + 7) / 8;
 	lpt->nnode_sz = (hdr + (lpt->lpt_lnum_bits + lpt->lpt_offs_bits) * LPT_FANOUT + 7) / 8;
-	lpt->ltab_sz = (LPT_CRC_BITS + LPT_TYPE_BITS + lpt->lpt_lebs * lpt->lpt_spc_bits * 2 + 7) / 8;
-	lpt->lsave_sz = (LPT_CRC_BITS + LPT_TYPE_BITS + lpt->lnum_bits * lpt->lsave_cnt + 7) / 8;
-	if (lpt->ltab_sz > lpt->leb_size)
+	/* 64-bit: a bad superblock must not wrap these round */
+	uint64_t ltab_sz = (LPT_CRC_BITS + LPT_TYPE_BITS + (uint64_t)lpt->lpt_lebs * lpt->lpt_spc_bits * 2 + 7) / 8;
+	uint64_t lsave_sz = (LPT_CRC_BITS + LPT_TYPE_BITS + (uint64_t)lpt->lnum_bits * lpt->lsave_cnt + 7) / 8;
+	if (ltab_sz > lpt->leb_size || lsave_sz > lpt->leb_size)
 		return -EINVAL;
+	lpt->ltab_sz = (uint32_t)ltab_sz;
+	lpt->lsave_sz = (uint32_t)lsave_sz;
 	uint64_t sz = (uint64_t)lpt->pnode_cnt * lpt->pnode_sz + lpt->ltab_sz + (lpt->big ? lpt->lsave_sz : 0);
 	for (uint32_t l = 1; l <= lpt->hght; l++) /* the kernel counts ceil(n/4) per level */
 		sz += (uint64_t)lpt->lvl_cnt[l] * lpt->nnode_sz;
@@ -444,8 +447,17 @@ int ubifs_lpt_open(struct ubifs_fs *fs, struct ubifs_lpt **out)
 	lpt->fs = fs;
 	if (lpt_geometry(lpt, fs)) {
 		free(lpt);
-		return util_err_set(&fs->err, -EINVAL, "LPT: impossible geometry (%u LPT LEBs, max. %u LEBs)",
-				    fs->lpt_last - fs->lpt_first + 1, fs->sb.max_leb_cnt);
+		return util_err_set(&fs->err, -EINVAL,
+				    "LPT: impossible geometry (%u LPT LEBs, max. %u LEBs, lsave %u entries): ltab or lsave larger than a LEB",
+				    fs->lpt_last - fs->lpt_first + 1, fs->sb.max_leb_cnt, fs->sb.lsave_cnt);
+	}
+	/* kernel ubifs_calc_lpt_geom: the area must hold the tree twice */
+	if (2 * lpt->lpt_sz > (uint64_t)lpt->lpt_lebs * lpt->leb_size) {
+		uint32_t lebs = lpt->lpt_lebs;
+		uint64_t need = lpt->lpt_sz;
+		ubifs_lpt_close(lpt);
+		return util_err_set(&fs->err, -EINVAL, "LPT: too few LPT LEBs (%u) for an LPT of %llu bytes (needs twice that)",
+				    lebs, (unsigned long long)need);
 	}
 	const struct ubifs_mst_node *m = &fs->mst;
 	lpt->root_lnum = m->lpt_lnum;
@@ -565,8 +577,9 @@ static int change_lp(struct ubifs_lpt *lpt, struct ubifs_lprops *p, uint32_t fre
 	uint32_t nf = free_ == UBIFS_LPT_NC ? p->free : ubifs_align8(free_);
 	uint32_t nd = dirty == UBIFS_LPT_NC ? p->dirty : ubifs_align8(dirty);
 	uint32_t nfl = flags == UBIFS_LPT_NC ? p->flags : (flags & (UBIFS_LPROPS_TAKEN | UBIFS_LPROPS_INDEX));
-	/* dirty may briefly exceed the LEB during replay (kernel note), free never */
-	if (nf > lpt->leb_size || (uint64_t)nd > 2ull * lpt->leb_size)
+	/* dirty may exceed the LEB for a while during replay (kernel note; the
+	 * commit refuses to write such a value), free never */
+	if (nf > lpt->leb_size || nd > 0x7FFFFFFFu)
 		return util_err_set(&lpt->fs->err, -EINVAL, "LPT: LEB %u cannot have free %u dirty %u (LEB size %u)",
 				    p->lnum, nf, nd, lpt->leb_size);
 	account(lpt, p, -1);

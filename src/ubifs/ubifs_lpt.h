@@ -22,8 +22,8 @@
  * - ubifs_lpt_find_free / _find_for_index unmap the LEB they return when it
  *   is to be written from offset 0, as the kernel's find.c does.
  * - ubifs_lpt_find_frdi_idx, ubifs_lpt_freeable_cnt (GC, budgeting).
- * - ubifs_lpt_mark_dirty / _mark_all_dirty (tests, LPT GC), ubifs_lpt_geometry
- *   and ubifs_lpt_ltab (dump, tests).
+ * - ubifs_lpt_mark_dirty / _mark_all_dirty (tests, LPT GC), ubifs_lpt_geometry,
+ *   ubifs_lpt_ltab, ubifs_lpt_counters and ubifs_lpt_gc (dump, tests).
  * - ubifs_lpt_post_commit: call it after the master is written (the LPT
  *   LEBs freed by the commit are unmapped only then).
  * - ubifs_lpt_check_ihead: the kernel's mount check that the index head
@@ -120,6 +120,13 @@ struct ubifs_lpt_geom {
 	uint32_t dead_wm, dark_wm;
 };
 void ubifs_lpt_geometry(const struct ubifs_lpt *lpt, struct ubifs_lpt_geom *g);
+/* One LPT garbage-collection pass now: the still-used nodes of the LPT LEB
+ * with most dirt are marked dirty, the next commit moves them (kernel
+ * lpt_gc; the commit runs it itself when the area is short, big model).
+ * -ENOSPC when no LEB qualifies. For tests. */
+int ubifs_lpt_gc(struct ubifs_lpt *lpt);
+/* since open: LPT GC passes (big model) and whole-tree rewrites (small) */
+void ubifs_lpt_counters(const struct ubifs_lpt *lpt, uint32_t *gc_runs, uint32_t *write_all_runs);
 /* free and dirty bytes of LPT-area LEB lnum as the ltab says */
 int ubifs_lpt_ltab(const struct ubifs_lpt *lpt, uint32_t lnum, uint32_t *free_out, uint32_t *dirty_out);
 

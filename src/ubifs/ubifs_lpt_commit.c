@@ -122,7 +122,7 @@ static void gc_node(struct ubifs_lpt *lpt, uint32_t type, uint32_t num, uint32_t
 }
 
 /* kernel lpt_gc: the dirtiest LEB that is not the head and not all dirt */
-static int lpt_gc(struct ubifs_lpt *lpt)
+int ubifs_lpt_gc(struct ubifs_lpt *lpt)
 {
 	uint32_t best = 0, dirty = 0;
 	for (uint32_t i = 0; i < lpt->lpt_lebs; i++) {
@@ -139,6 +139,7 @@ static int lpt_gc(struct ubifs_lpt *lpt)
 	uint8_t *buf = malloc(lpt->leb_size);
 	if (!buf)
 		return -ENOMEM;
+	lpt->gc_runs++;
 	int err = ubifs_leb_read(lpt->fs, best, 0, buf, lpt->leb_size);
 	uint32_t offs = 0;
 	while (!err && offs < lpt->leb_size) {
@@ -456,7 +457,7 @@ int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos)
 		/* big model, first commit: make sure the LPT area has room */
 		lpt->check_lpt_free = 0;
 		while (need_write_all(lpt)) {
-			err = lpt_gc(lpt);
+			err = ubifs_lpt_gc(lpt);
 			if (err)
 				return err;
 		}
@@ -468,8 +469,18 @@ int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos)
 	}
 	if (!lpt->big && need_write_all(lpt)) {
 		ubifs_lpt_mark_all_dirty(lpt);
+		lpt->write_all_runs++;
 		tgc_start(lpt);
 	}
+	/* what goes to flash must fit the format: free + dirty <= leb_size */
+	for (uint32_t pn = 0; pn < lpt->pnode_cnt; pn++)
+		for (uint32_t i = 0; lpt->pdirty[pn] && i < LPT_FANOUT; i++) {
+			const struct ubifs_lprops *q = &lpt->lp[pn * LPT_FANOUT + i];
+			if (q->lnum && q->free + (uint64_t)q->dirty > lpt->leb_size)
+				return util_err_set(&lpt->fs->err, -EUCLEAN,
+						    "LPT commit: LEB %u has free %u + dirty %u > LEB size %u (space accounting broken)",
+						    q->lnum, q->free, q->dirty, lpt->leb_size);
+		}
 	if (lpt->big)
 		populate_lsave(lpt);
 	struct plan p = {0};
@@ -540,9 +551,15 @@ int ubifs_lpt_post_commit(struct ubifs_lpt *lpt)
 		}
 	if (lpt->big)
 		while (need_write_all(lpt)) {
-			int err = lpt_gc(lpt);
+			int err = ubifs_lpt_gc(lpt);
 			if (err)
 				return err;
 		}
 	return 0;
+}
+
+void ubifs_lpt_counters(const struct ubifs_lpt *lpt, uint32_t *gc_runs, uint32_t *write_all_runs)
+{
+	*gc_runs = lpt->gc_runs;
+	*write_all_runs = lpt->write_all_runs;
 }

@@ -60,6 +60,7 @@ struct ubifs_lpt {
 	uint32_t *lsave;
 	uint32_t nhead_lnum, nhead_offs, ltab_lnum, ltab_offs, lsave_lnum, lsave_offs, lscan_lnum;
 	int ltab_dirty, lsave_dirty;
+	uint32_t gc_runs, write_all_runs; /* LPT GC passes, whole-tree rewrites (counters) */
 	uint32_t dirty_pn, dirty_nn;
 
 	/* space totals and what the finders need from budgeting/GC */

@@ -85,16 +85,25 @@ static int commit(struct ubifs_fs *fs, char *why, size_t whylen)
 	return 0;
 }
 
+/* mostly a few hot LEBs: the pnodes of the others stay where they are, so
+ * LPT LEBs keep live nodes and the LPT area runs short */
 static uint32_t rnd_leb(struct util_prng *r, const struct ubifs_fs *fs)
 {
-	return fs->main_first + (uint32_t)util_prng_below(r, fs->leb_cnt - fs->main_first);
+	uint32_t n = fs->leb_cnt - fs->main_first;
+	if (n > 32 && util_prng_below(r, 40))
+		n = 32;
+	return fs->main_first + (uint32_t)util_prng_below(r, n);
 }
 
 /* one round of changes that leave the main area's accounting as it is */
 static int change(struct ubifs_fs *fs, struct util_prng *r, char *why, size_t whylen)
 {
 	struct ubifs_lpt *lpt = fs->lpt;
+	/* marking everything is rare: partly live LPT LEBs must pile up for
+	 * the LPT to run short (whole-tree rewrite, LPT GC) */
 	unsigned what = (unsigned)util_prng_below(r, 6);
+	if (what == 0 && util_prng_below(r, 12))
+		what = 1;
 	struct ubifs_lprops lp;
 	uint32_t lnum, offs;
 	int err = 0;
@@ -103,6 +112,16 @@ static int change(struct ubifs_fs *fs, struct util_prng *r, char *why, size_t wh
 		err = ubifs_lpt_mark_all_dirty(lpt);
 		break;
 	case 1: {
+		uint32_t gc, wa;
+		struct ubifs_lpt_geom g;
+		ubifs_lpt_geometry(lpt, &g);
+		ubifs_lpt_counters(lpt, &gc, &wa);
+		if (g.big_model && util_prng_below(r, 4) == 0) { /* an LPT GC pass now */
+			err = ubifs_lpt_gc(lpt);
+			if (err == -ENOSPC)
+				err = 0;
+			break;
+		}
 		unsigned n = 1 + (unsigned)util_prng_below(r, 8);
 		for (unsigned i = 0; i < n && !err; i++)
 			err = ubifs_lpt_mark_dirty(lpt, rnd_leb(r, fs));
@@ -199,6 +218,7 @@ int lpt_churn(const char *img, uint64_t seed, unsigned commits, unsigned scan_ev
 	struct ubifs_lpt_geom g;
 	ubifs_lpt_geometry(fs->lpt, &g);
 	out->big_model = g.big_model;
+	ubifs_lpt_counters(fs->lpt, &out->gc_runs, &out->write_all_runs);
 	fs->read_only = 1; /* back to what was mounted: the unmount writes nothing */
 	ubifs_unmount(fs);
 	if (ubi_flat_close(&vol) && !rc)

@@ -6,6 +6,7 @@
 
 struct lpt_churn_stats {
 	unsigned commits, checks, ltab_moves, lpt_lebs;
+	uint32_t gc_runs, write_all_runs;
 	int big_model;
 	uint64_t master_sqnum;
 	uint32_t ltab_free[16], ltab_dirty[16];

@@ -54,8 +54,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubifs_lpt_tool: %s\n", why);
 		return 1;
 	}
-	printf("%u LPT commits (%s model), %u checks, ltab moved %u times, master sqnum %llu; LPT LEBs free/dirty:",
-	       st.commits, st.big_model ? "big" : "small", st.checks, st.ltab_moves, (unsigned long long)st.master_sqnum);
+	printf("%u LPT commits (%s model), %u checks, ltab moved %u times, %u LPT GC passes, %u whole-tree rewrites, master sqnum %llu; LPT LEBs free/dirty:",
+	       st.commits, st.big_model ? "big" : "small", st.checks, st.ltab_moves, st.gc_runs, st.write_all_runs,
+	       (unsigned long long)st.master_sqnum);
 	for (unsigned i = 0; i < st.lpt_lebs && i < 16; i++)
 		printf(" %u/%u", st.ltab_free[i], st.ltab_dirty[i]);
 	printf("\n");

@@ -3,7 +3,8 @@
 # gets many LPT-only commits from ubikit (tests/ubifs/ubifs_lpt_tool: LPT
 # nodes marked dirty in random sets and all at once, LEBs taken by the
 # finders and given back, each round committed with a new master; enough
-# rounds for the LPT to wrap round its area and for its garbage collection),
+# rounds for the LPT to wrap round its area and, its area short, to be
+# rewritten whole (small model)),
 # is ubinized and mounted by the kernel with its UBIFS self-checks on
 # (--ubifs-checks: chk_lprops compares the LPT with a scan of every LEB and
 # checks the ltab against the LPT area) and --strict (no UBI/UBIFS warning).
@@ -13,8 +14,8 @@ set -euo pipefail
 S=${UBIKIT_SCRATCH:?}
 : "${UBIKIT_SRC:?}" "${LPT_TOOL:?}"
 VM=${LINUX_VM:-$UBIKIT_SRC/tests/vm/linux-ubifs-vm}
-SEED=${SEED:-5}
-COMMITS=${COMMITS:-400}
+SEED=${SEED:-11}
+COMMITS=${COMMITS:-800}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$S"
 mkdir -p "$S/src/d1/d2" "$S/in"
