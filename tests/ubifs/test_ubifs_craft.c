@@ -235,7 +235,7 @@ static size_t entry_targets(uint8_t *b, uint8_t type, const char *name, uint64_t
 /* the inode number of a directory entry node named name (kernel's own) */
 static uint64_t dent_inum(uint8_t *b, const char *name)
 {
-	uint64_t t;
+	uint64_t t = 0;
 	if (entry_targets(b, 2, name, 0, &t, 1) != 1)
 		fail_msg("no entry %s", name);
 	return t;
