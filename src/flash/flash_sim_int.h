@@ -22,6 +22,8 @@ struct sim_flip {
 enum { SIM_GOOD = 0, SIM_BAD_GROWN = 1, SIM_BAD_FACTORY = 2 };
 
 #define SIM_SIDECAR_VERSION 1
+/* Largest NAND page the simulator takes (real parts stop at 16 KiB). */
+#define SIM_MAX_PAGE (1u << 20)
 
 struct flash_sim {
 	struct flash_dev dev; /* first: flash_dev * <-> flash_sim * */

@@ -406,10 +406,19 @@ int sim_store_create_file(struct flash_sim *s)
 	int ret = map_file(s, (size_t)size, true);
 	if (ret)
 		return ret;
-	if (s->sparse)
+	if (s->sparse) {
 		memset(s->hole, 1, s->dev.geo.peb_count);
-	else
-		memset(s->map, 0xFF, s->map_len);
+	} else {
+		/* In steps, so that a caller can show progress on large devices. */
+		const size_t step = (size_t)64 << 20;
+		for (size_t done = 0; done < s->map_len;) {
+			size_t n = s->map_len - done < step ? s->map_len - done : step;
+			memset(s->map + done, 0xFF, n);
+			done += n;
+			if (s->cfg.progress)
+				s->cfg.progress(s->cfg.progress_arg, done, s->map_len);
+		}
+	}
 	s->sidecar_dirty = true;
 	return sim_store_sync(s);
 }
