@@ -189,9 +189,10 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 		uint32_t a = p == first ? off % s->page_size : 0;
 		uint32_t b = p == last ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = out + ((uint64_t)p * s->page_size + a - off);
-		if (base)
+		if (base) {
 			memcpy(dst, base + (uint64_t)p * s->page_stride + a, b - a);
-		else
+			sim_store_read_done(s, b - a);
+		} else
 			memset(dst, 0xFF, b - a);
 		s->st.pages_read++;
 		s->st.sim_time_ns += s->cfg.timing.page_read_ns;

@@ -47,6 +47,7 @@ struct flash_sim {
 	uint8_t *hole;
 	uint8_t *map;
 	size_t map_len;
+	size_t map_touched; /* read-only map: bytes faulted in since the last release */
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;
@@ -85,6 +86,9 @@ void sim_store_free(struct flash_sim *s);
 /* Pointer to the PEB's first byte in storage, or NULL if it is an
  * unstored erased PEB (reads 0xFF). */
 uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb);
+/* A read of len bytes from the read-only map was done: releases the mapped
+ * pages now and then, so that scanning a huge image keeps a small RSS. */
+void sim_store_read_done(struct flash_sim *s, size_t len);
 /* Make the PEB stored (all 0xFF if it was a hole) and return its bytes. */
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb);
 /* Erase the PEB's storage: 0xFF over data and OOB (or a hole). */

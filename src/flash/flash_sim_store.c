@@ -83,6 +83,26 @@ uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb)
 	return s->map + (uint64_t)peb * s->peb_stride;
 }
 
+/* Memory must follow what the image holds, not its size: a read-only image
+ * is mapped whole, and every page a scan touches (a 64-byte EC header per
+ * PEB of a 4 GiB file of zeros) would stay resident. Readahead is off for
+ * that map (MADV_RANDOM, set at open) and the pages are dropped from the
+ * mapping (MADV_DONTNEED: they stay in the page cache, reclaimable) after
+ * every SIM_RO_RELEASE bytes read. */
+#define SIM_RO_RELEASE ((size_t)32 << 20)
+void sim_store_read_done(struct flash_sim *s, size_t len)
+{
+	if (!s->map || !s->dev.read_only)
+		return;
+	/* A short read still maps a page, and the kernel maps up to 64 KiB of
+	 * cached neighbours with it (fault-around). */
+	s->map_touched += len + ((size_t)64 << 10);
+	if (s->map_touched < SIM_RO_RELEASE)
+		return;
+	s->map_touched = 0;
+	madvise(s->map, s->map_len, MADV_DONTNEED);
+}
+
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb)
 {
 	uint8_t *p = sim_peb_ptr(s, peb);
@@ -392,6 +412,8 @@ static int map_file(struct flash_sim *s, size_t len, bool rw)
 		return util_err_set(&s->err, -errno, "cannot mmap %s (%zu bytes): %s", s->path, len, strerror(errno));
 	s->map = m;
 	s->map_len = len;
+	if (!rw)
+		madvise(m, len, MADV_RANDOM); /* see sim_store_read_done */
 	return 0;
 }
 

@@ -146,6 +146,18 @@ ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t l
 	return ret;
 }
 
+int ubikit_seek_data_ino(struct ubikit_fs *fs, uint64_t ino, uint64_t off, uint64_t *data_off)
+{
+	struct ubifs_inode *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	int ret = ubifs_read_inode(fs->ubifs, ino, i);
+	if (!ret)
+		ret = ubifs_next_data(fs->ubifs, i, off, data_off);
+	free(i);
+	return ret;
+}
+
 static unsigned char dt_of(uint8_t itype)
 {
 	static const unsigned char dt[] = {8 /* REG */, 4 /* DIR */, 10 /* LNK */, 6 /* BLK */,
