@@ -48,7 +48,8 @@ struct ubikit_stat {
 struct ubikit_dirent {
 	uint64_t ino;
 	unsigned char type; /* DT_* */
-	char name[256];
+	char name[256];     /* a name holding a NUL byte (a damaged image) comes back empty;
+			     * callers must also expect "", ".", ".." and '/' in names */
 	uint64_t cookie;    /* resume position for ubikit_readdir_ino */
 };
 

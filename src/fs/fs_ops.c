@@ -173,7 +173,10 @@ int ubikit_readdir_ino(struct ubikit_fs *fs, uint64_t dir, uint64_t cookie, stru
 		return r;
 	ent->ino = d.inum;
 	ent->type = dt_of(d.type);
-	memcpy(ent->name, d.name, (size_t)d.nlen + 1);
+	if (memchr(d.name, '\0', d.nlen))
+		ent->name[0] = '\0'; /* no C string can hold it: shown as the impossible empty name */
+	else
+		memcpy(ent->name, d.name, (size_t)d.nlen + 1);
 	ent->cookie = d.pos;
 	return 1;
 }

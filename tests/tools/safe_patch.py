@@ -10,6 +10,7 @@ from byte 8, the kernel's crc32_le seeded with ~0, no final inversion).
                                          readdir-index entries) get name NEW
                                          (same length; NEW may hold \\x00
                                          written as the two characters \\0)
+  safe_patch.py data-size IMG OLD NEW    data nodes holding OLD bytes claim NEW
 Prints how many nodes were changed; exits 1 if none.
 """
 import struct
@@ -56,6 +57,11 @@ def main():
             w = new.encode().replace(b"\\0", b"\0")
             if name == o and len(w) == len(o):
                 img[pos + 56:pos + 56 + nlen] = w
+                fix_crc(img, pos, ln)
+                n += 1
+        elif what == "data-size" and typ == 1:
+            if struct.unpack_from("<I", img, pos + 40)[0] == int(old, 0):
+                struct.pack_into("<I", img, pos + 40, int(new, 0))
                 fix_crc(img, pos, ln)
                 n += 1
     if not n:
