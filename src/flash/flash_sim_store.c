@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "flash/flash_sim_int.h"
+#include "util/util_size.h"
 
 #define SIM_NOR_CHUNK 256u
 
@@ -313,6 +314,14 @@ static int sidecar_read(struct flash_sim *s, const char *path, struct sidecar *s
 		if (sscanf(line, "%63s %127s", key, val) != 2)
 			goto bad;
 		unsigned long long v = strtoull(val, NULL, 0);
+		/* 32-bit fields: a number that fits, not whatever strtoull and a cast make of it. */
+		static const char *const u32_keys[] = {"page_size", "subpage_size", "oob_size", "peb_size",
+						       "peb_count",  "nop",          "endurance"};
+		for (size_t i = 0; i < sizeof(u32_keys) / sizeof(u32_keys[0]); i++) {
+			uint64_t chk;
+			if (!strcmp(key, u32_keys[i]) && (util_parse_uint(val, &chk) || chk > UINT32_MAX))
+				goto bad;
+		}
 		if (!strcmp(key, "type")) {
 			if (!strcmp(val, "nand"))
 				c->geo.type = FLASH_NAND;

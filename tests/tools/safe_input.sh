@@ -69,6 +69,9 @@ sum=$(md5sum <o.img)
 expect 1 'OOB size 4294965249 is larger than the page size 2048' "$U" flash info o.img
 expect 1 'OOB size 4294965249' "$U" info o.img
 [ "$(md5sum <o.img)" = "$sum" ] || fail "a bad sidecar changed the image"
+sed -i 's/^oob_size .*/oob_size 4294967360/' o.img.sim # 2^32 + 64: must not be read as 64
+expect 1 'o.img.sim line [0-9]+: cannot parse "oob_size 4294967360' "$U" flash info o.img
+expect 2 'bad value "x" for --leb' "$U" dump --leb x u.img
 # ini sizes and versions
 printf '[v]\nmode=ubi\nvol_id=0\nvol_size=1000TiB\nvol_name=huge\n' >huge.ini
 expect 1 "vol_size\" 1000TiB in section \"v\" needs $(((1000 << 40) / 126976 + 1)) LEBs of 126976 bytes; a UBI volume has at most 2147483647" \
