@@ -51,6 +51,7 @@ struct xctx {
 	uint64_t est_total;
 	struct timespec last_prog;
 	uint64_t ancestors[XT_MAX_DEPTH]; /* directory inodes on the current path */
+	bool made_outdir; /* the output directory is ours (created by this run) */
 };
 
 static int map_put(struct link_map *m, uint64_t ino, const char *path)
@@ -345,7 +346,7 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 		/* An existing directory (the output root, or a re-run) is the user's:
 		 * it keeps its own owner, mode and times (extract into /tmp must
 		 * not make /tmp 0700). Only make it writable for us while we work. */
-		existed = true;
+		existed = !(depth == 0 && c->made_outdir);
 		if ((hs.st_mode & 0700) != 0700 && chmod(dst, (hs.st_mode & 07777) | 0700)) {
 			fail(c, dst, "cannot make writable: %s", strerror(errno));
 			return -errno;
@@ -510,7 +511,9 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 		free(c.buf);
 		return ret;
 	}
-	if (mkdir(outdir, 0755) && errno != EEXIST) {
+	if (mkdir(outdir, 0755) == 0) {
+		c.made_outdir = true;
+	} else if (errno != EEXIST) {
 		ret = -errno;
 		fail(&c, outdir, "cannot create: %s", strerror(errno));
 		free(c.buf);

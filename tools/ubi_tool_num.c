@@ -47,8 +47,8 @@ int tool_num(const char *who, const char *what, const char *text, bool is_size, 
 	}
 	if (r == -EINVAL)
 		fprintf(stderr, "%s: error: bad value \"%s\" for %s: %s\n", who, text, what,
-			is_size ? "expected a size: a number (0x for hex) with an optional unit " UTIL_SIZE_UNITS
-				: "expected a plain number (0x for hex)");
+			is_size ? "not a number or size (a number, 0x for hex, with an optional unit " UTIL_SIZE_UNITS ")"
+				: "not a number (decimal, or 0x for hex)");
 	else if (max == UINT64_MAX)
 		fprintf(stderr, "%s: error: bad value \"%s\" for %s: must be at least %" PRIu64 "\n", who, text, what,
 			min);

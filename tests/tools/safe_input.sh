@@ -117,6 +117,10 @@ expect 0 '' "$U" extract -q fs.ubifs -o out7
 [ "$(stat -c %Y out7)" != "$(stat -c %Y tree)" ] || fail "extract gave the existing directory the image root's mtime"
 [ "$(stat -c %a out7/d)" = 705 ] || fail "a directory extract created lacks the image's mode: $(stat -c %a out7/d)"
 [ "$(cat out7/d/hello)" = hello ] || fail "extracted content"
+# ... while a directory extract creates gets the image root's
+expect 0 '' "$U" extract -q fs.ubifs -o out7new
+[ "$(stat -c '%a %Y' out7new)" = "$(stat -c '%a %Y' tree)" ] ||
+	fail "a new output directory lacks the image root's mode/mtime: $(stat -c '%a %Y' out7new) vs $(stat -c '%a %Y' tree)"
 # ubi rename onto an existing name removes that volume, and says so
 expect 0 '' "$U" flash create r.img --size 16MiB --sparse
 expect 0 '' "$U" format r.img
