@@ -58,14 +58,14 @@ int tool_num(const char *who, const char *what, const char *text, bool is_size, 
 	return -1;
 }
 
-const char *tool_opt_typed(char *const *argv, int optind, const char *optarg, int ch, char *buf, size_t len)
+const char *tool_opt_typed(char *const *argv, int ind, const char *arg, int ch, char *buf, size_t len)
 {
 	/* With a separate argument ("-s 5", "--size 5") the option is two words back. */
 	const char *w = NULL;
-	if (optarg && optind >= 2 && argv[optind - 1] == optarg)
-		w = argv[optind - 2];
-	else if (optind >= 1)
-		w = argv[optind - 1];
+	if (arg && ind >= 2 && argv[ind - 1] == arg)
+		w = argv[ind - 2];
+	else if (ind >= 1)
+		w = argv[ind - 1];
 	if (w && w[0] == '-' && w[1] == '-' && w[2]) {
 		size_t n = strcspn(w, "=");
 		snprintf(buf, len, "%.*s", (int)n, w);

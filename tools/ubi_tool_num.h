@@ -24,7 +24,7 @@ int tool_num(const char *who, const char *what, const char *text, bool is_size, 
 	     uint64_t *out);
 
 /* The option that getopt_long just returned, as the user spelled it
- * ("-s", "--size"), from argv, optind and optarg. buf holds the result. */
-const char *tool_opt_typed(char *const *argv, int optind, const char *optarg, int ch, char *buf, size_t len);
+ * ("-s", "--size"), from argv, optind (ind) and optarg (arg). buf holds the result. */
+const char *tool_opt_typed(char *const *argv, int ind, const char *arg, int ch, char *buf, size_t len);
 
 #endif
