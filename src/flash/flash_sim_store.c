@@ -513,8 +513,14 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 		s->dev.geo.peb_count = (uint32_t)((fsize + ps - 1) / ps);
 	}
 	ret = sim_check_geometry(&s->dev.geo, &s->err);
-	if (ret)
+	if (ret) {
+		if (sc.present) { /* the numbers came from the sidecar: say so */
+			char why[UTIL_ERR_MSG_MAX];
+			snprintf(why, sizeof(why), "%s", util_err_msg(&s->err));
+			util_err_set(&s->err, ret, "%s.sim: %s", path, why);
+		}
 		goto fail;
+	}
 	ret = sim_store_init_arrays(s);
 	if (ret)
 		goto fail;

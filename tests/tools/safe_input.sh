@@ -66,7 +66,7 @@ expect 2 'OOB size 4294965249 is larger than the page size 2048' "$U" flash crea
 expect 0 '' "$U" flash create o.img --size 4MiB --with-oob
 sed -i 's/^oob_size .*/oob_size 4294965249/' o.img.sim
 sum=$(md5sum <o.img)
-expect 1 'OOB size 4294965249 is larger than the page size 2048' "$U" flash info o.img
+expect 1 'o.img.sim: OOB size 4294965249 is larger than the page size 2048' "$U" flash info o.img
 expect 1 'OOB size 4294965249' "$U" info o.img
 [ "$(md5sum <o.img)" = "$sum" ] || fail "a bad sidecar changed the image"
 sed -i 's/^oob_size .*/oob_size 4294967360/' o.img.sim # 2^32 + 64: must not be read as 64
