@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -188,49 +187,13 @@ static int geo_apply(const char *sub, const struct geo_opts *o, struct flash_geo
 	return 0;
 }
 
-/* Before anything is written: IMAGE must not exist (unless --force), and
- * without --sparse the host file system must have room for all of it. */
-static int check_target(const char *image, const struct flash_sim_config *cfg, bool force)
+/* Before anything is written: IMAGE must not exist, unless --force (the
+ * library checks the free space for the whole image). */
+static int check_target(const char *image, bool force)
 {
 	struct stat st;
-	uint64_t reclaim = 0;
-	if (stat(image, &st) == 0) {
-		if (!force) {
-			fprintf(stderr, "ubikit flash create: %s already exists (use --force to replace it)\n", image);
-			return 1;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			fprintf(stderr, "ubikit flash create: %s exists and is not a regular file\n", image);
-			return 1;
-		}
-		reclaim = (uint64_t)st.st_blocks * 512;
-	}
-	if (cfg->sparse)
-		return 0;
-	const struct flash_geometry *g = &cfg->geo;
-	uint64_t per_peb = g->peb_size;
-	if (cfg->file_has_oob && g->type == FLASH_NAND)
-		per_peb += (uint64_t)g->peb_size / g->page_size * g->oob_size;
-	uint64_t need = per_peb * g->peb_count;
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", image);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	struct statvfs vfs;
-	if (statvfs(dir, &vfs) != 0)
-		return 0; /* the create itself will report what is wrong with the place */
-	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize + reclaim;
-	if (need > avail) {
-		fprintf(stderr,
-			"ubikit flash create: %s needs %" PRIu64 " bytes (%" PRIu64 " MiB) but only %" PRIu64
-			" MiB are free on the file system that holds it; nothing was written (--sparse makes an image that "
-			"grows as it is written)\n",
-			image, need, need >> 20, avail >> 20);
+	if (stat(image, &st) == 0 && !force) {
+		fprintf(stderr, "ubikit flash create: %s already exists (use --force to replace it)\n", image);
 		return 1;
 	}
 	return 0;
@@ -352,12 +315,12 @@ static int flash_cmd_create(int argc, char **argv)
 	cfg.sparse = sparse;
 	cfg.file_has_oob = g.with_oob;
 	cfg.path = image;
-	char msg[600];
+	char msg[1100];
 	if (flash_sim_check_geometry(&cfg.geo, msg, sizeof(msg))) {
 		fprintf(stderr, "ubikit flash create: invalid geometry: %s\n", msg);
 		return 2;
 	}
-	r = check_target(image, &cfg, force);
+	r = check_target(image, force);
 	if (r)
 		return r;
 	struct create_progress pr = {image, -1};
@@ -377,11 +340,12 @@ static int flash_cmd_create(int argc, char **argv)
 		return 1;
 	}
 	r = flash_sync(dev);
-	flash_close(dev);
 	if (r) {
-		fprintf(stderr, "ubikit flash create: %s: %s\n", image, strerror(-r));
+		fprintf(stderr, "ubikit flash create: %s\n", flash_sim_last_error(dev));
+		flash_close(dev);
 		return 1;
 	}
+	flash_close(dev);
 	printf("%s: %s, %" PRIu64 " bytes: %u PEBs of %u bytes, page %u, sub-page %u, OOB %u%s\n", image,
 	       cfg.geo.type == FLASH_NOR ? "NOR" : "NAND", (uint64_t)cfg.geo.peb_count * cfg.geo.peb_size,
 	       cfg.geo.peb_count, cfg.geo.peb_size, cfg.geo.page_size, cfg.geo.subpage_size, cfg.geo.oob_size,
@@ -411,7 +375,7 @@ static int open_image(const char *sub, const char *image, const struct geo_opts 
 			return -1000 - r;
 		gp = &geo;
 	}
-	char msg[600];
+	char msg[1100];
 	int r = flash_sim_open_ex(image, gp, g->with_oob, read_only, dev, msg, sizeof(msg));
 	if (r)
 		fprintf(stderr, "ubikit flash %s: %s\n", sub, msg);
@@ -600,11 +564,11 @@ static int flash_cmd_erase(int argc, char **argv)
 		status = failed ? 1 : 0;
 	}
 	r = flash_sync(dev);
-	flash_close(dev);
 	if (r) {
-		fprintf(stderr, "ubikit flash erase: %s: %s\n", image, strerror(-r));
+		fprintf(stderr, "ubikit flash erase: %s\n", flash_sim_last_error(dev));
 		status = 1;
 	}
+	flash_close(dev);
 	return status;
 }
 
@@ -694,11 +658,13 @@ static int flash_cmd_inject(int argc, char **argv)
 		r = flash_sim_set_wear(dev, peb, count);
 	}
 	int s = flash_sync(dev);
-	flash_close(dev);
 	if (r || s) {
-		fprintf(stderr, "ubikit flash inject: %s: %s\n", image, strerror(-(r ? r : s)));
+		const char *m = flash_sim_last_error(dev);
+		fprintf(stderr, "ubikit flash inject: %s: %s\n", image, m[0] ? m : strerror(-(r ? r : s)));
+		flash_close(dev);
 		return 1;
 	}
+	flash_close(dev);
 	return 0;
 }
 

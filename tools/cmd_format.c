@@ -8,7 +8,12 @@
  *     header rewritten (erase counter, image_seq), without its trailing
  *     all-0xFF min. I/O units, so they stay programmable;
  *   - every other good PEB gets an EC header only; without an image the first
- *     two also become an empty layout volume (unless -n). */
+ *     two also become an empty layout volume (unless -n).
+ * Nothing is erased before everything is known to fit (issue 8): the whole
+ * image is read and checked first (EC headers, offsets, the volume table's
+ * reservations against the good PEBs of this flash), the image may not be
+ * the flash itself, and the host disk space for the whole flash is
+ * allocated before the first erase. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,11 +25,13 @@
 
 #include "commands.h"
 #include "flash/flash.h"
+#include "flash/flash_sim.h"
 #include "ubi/ubi_media.h"
 #include "ubi_tool_flash.h"
 #include "ubi_tool_num.h"
 #include "util/util_crc.h"
 #include "util/util_endian.h"
+#include "util/util_file.h"
 
 static const char *const prog = "ubikit format";
 
@@ -110,8 +117,9 @@ static int erase_write(struct fmt *f, uint32_t peb, const uint8_t *buf, size_t l
 	if (!r)
 		return 0;
 	if (r != -EIO) {
+		const char *m = flash_errmsg(f->dev);
 		fprintf(stderr, "%s: error: PEB %u: %s failed: %s\n", prog, peb, len ? "erase/program" : "erase",
-			strerror(-r));
+			m[0] ? m : strerror(-r));
 		return r;
 	}
 	fprintf(stderr, "%s: warning: PEB %u: erase or program failed, marking it bad\n", prog, peb);
@@ -185,72 +193,202 @@ static bool read_full(int fd, uint8_t *buf, size_t len)
 	return true;
 }
 
-/* image "-" = standard input, whose size must be given (-S). */
-static int flash_image(struct fmt *f, const char *image, uint64_t image_size, uint32_t *next_peb)
+/* The -f image, opened and checked in full before anything is written. */
+struct fmt_image {
+	const char *name;
+	int fd;        /* seekable: the file, or a temp copy of standard input */
+	uint64_t pebs; /* eraseblocks in it */
+};
+
+/* Copy standard input (size bytes) into an unlinked temp file, so the image
+ * can be checked in full and then written. */
+static int stdin_to_tmp(uint64_t size, uint8_t *buf, size_t bufsz)
+{
+	FILE *t = tmpfile();
+	if (!t) {
+		fprintf(stderr, "%s: error: cannot make a temp file for standard input: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	int fd = dup(fileno(t));
+	fclose(t);
+	if (fd < 0)
+		return -1;
+	for (uint64_t left = size; left;) {
+		size_t n = left < bufsz ? (size_t)left : bufsz;
+		if (!read_full(STDIN_FILENO, buf, n)) {
+			fprintf(stderr, "%s: error: standard input ended before the %llu bytes given with -S\n", prog,
+				(unsigned long long)size);
+			close(fd);
+			return -1;
+		}
+		if (write(fd, buf, n) != (ssize_t)n) {
+			fprintf(stderr, "%s: error: cannot write the temp copy of standard input: %s\n", prog,
+				strerror(errno));
+			close(fd);
+			return -1;
+		}
+		left -= n;
+	}
+	return fd;
+}
+
+/* Open the image (image "-" = standard input, whose size must be given
+ * with -S) and check all of it against this flash. */
+static int image_check(struct fmt *f, const char *image, uint64_t image_size, const struct util_file_id flash_ids[2],
+		       struct fmt_image *im)
 {
 	const struct flash_geometry *g = &f->dev->geo;
 	bool is_stdin = !strcmp(image, "-");
-	int fd = is_stdin ? STDIN_FILENO : open(image, O_RDONLY);
-	if (fd < 0) {
-		fprintf(stderr, "%s: error: cannot open \"%s\": %s\n", prog, image, strerror(errno));
+	im->name = is_stdin ? "standard input" : image;
+	im->fd = -1;
+	uint8_t *buf = malloc(g->peb_size);
+	if (!buf) {
+		fprintf(stderr, "%s: error: out of memory\n", prog);
 		return -1;
 	}
 	int ret = -1;
-	uint8_t *buf = malloc(g->peb_size);
-	struct stat st;
-	if (!buf)
-		goto out;
+	uint64_t size;
 	if (is_stdin) {
 		if (!image_size) {
 			fprintf(stderr, "%s: error: an image read from standard input needs its size (-S)\n", prog);
 			goto out;
 		}
-		st.st_size = (off_t)image_size;
-	} else if (fstat(fd, &st)) {
-		fprintf(stderr, "%s: error: cannot stat \"%s\": %s\n", prog, image, strerror(errno));
-		goto out;
-	} else if (image_size && (uint64_t)st.st_size != image_size) {
-		fprintf(stderr, "%s: error: -S %llu differs from the size of \"%s\" (%lld bytes)\n", prog,
-			(unsigned long long)image_size, image, (long long)st.st_size);
+	}
+	int in = is_stdin ? STDIN_FILENO : open(image, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		fprintf(stderr, "%s: error: cannot open \"%s\": %s\n", prog, image, strerror(errno));
 		goto out;
 	}
-	if (st.st_size == 0 || (uint64_t)st.st_size % g->peb_size) {
+	if (util_fd_is_input(in, flash_ids, 2) >= 0) {
+		fprintf(stderr, "%s: error: the image \"%s\" is the flash being formatted (or its sidecar)\n", prog,
+			im->name);
+		if (!is_stdin)
+			close(in);
+		goto out;
+	}
+	struct stat st;
+	if (!is_stdin) {
+		im->fd = in;
+		if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
+			fprintf(stderr, "%s: error: \"%s\" is not a regular file\n", prog, image);
+			goto out;
+		}
+		if (image_size && (uint64_t)st.st_size != image_size) {
+			fprintf(stderr, "%s: error: -S %llu differs from the size of \"%s\" (%lld bytes)\n", prog,
+				(unsigned long long)image_size, image, (long long)st.st_size);
+			goto out;
+		}
+		size = (uint64_t)st.st_size;
+	} else {
+		size = image_size;
+	}
+	if (size == 0 || size % g->peb_size) {
 		fprintf(stderr,
-			"%s: error: image \"%s\" (%lld bytes) is not a multiple of the eraseblock size (%u bytes): "
+			"%s: error: image \"%s\" (%llu bytes) is not a multiple of the eraseblock size (%u bytes): "
 			"was it made for another PEB size?\n",
-			prog, image, (long long)st.st_size, g->peb_size);
+			prog, im->name, (unsigned long long)size, g->peb_size);
 		goto out;
 	}
-	uint64_t img_pebs = (uint64_t)st.st_size / g->peb_size;
+	im->pebs = size / g->peb_size;
 	uint32_t good = 0;
 	for (uint32_t p = 0; p < g->peb_count; p++)
 		good += f->ec[p] != EC_BAD;
-	if (img_pebs > good) {
+	if (im->pebs > good) {
 		fprintf(stderr, "%s: error: image \"%s\" has %llu eraseblocks, the flash only %u good ones\n", prog,
-			image, (unsigned long long)img_pebs, good);
+			im->name, (unsigned long long)im->pebs, good);
 		goto out;
 	}
-	uint32_t peb = 0;
-	for (uint64_t i = 0; i < img_pebs; i++) {
-		if (!read_full(fd, buf, g->peb_size)) {
-			fprintf(stderr, "%s: error: cannot read eraseblock %llu of \"%s\"\n", prog,
-				(unsigned long long)i, image);
+	if (is_stdin) {
+		im->fd = stdin_to_tmp(size, buf, g->peb_size);
+		if (im->fd < 0)
+			goto out;
+	}
+	if (lseek(im->fd, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s: error: cannot seek in \"%s\": %s\n", prog, im->name, strerror(errno));
+		goto out;
+	}
+	/* Every eraseblock: a good EC header with this flash's offsets; the
+	 * layout volume's table: what the volumes reserve must fit. */
+	uint64_t reserved = 0;
+	bool have_vtbl = false;
+	for (uint64_t i = 0; i < im->pebs; i++) {
+		if (!read_full(im->fd, buf, g->peb_size)) {
+			fprintf(stderr, "%s: error: cannot read eraseblock %llu of \"%s\"%s%s\n", prog,
+				(unsigned long long)i, im->name, errno ? ": " : "", errno ? strerror(errno) : "");
 			goto out;
 		}
 		struct ubi_ec_hdr ec;
 		if (ubi_ec_hdr_unpack(buf, &ec) != UBI_HDR_OK) {
 			fprintf(stderr,
 				"%s: error: image \"%s\" eraseblock %llu: no valid UBI EC header (bad magic or CRC); "
-				"the image is not ubinize output for this PEB size\n",
-				prog, image, (unsigned long long)i);
+				"the image is not ubinize output for this PEB size; nothing was written\n",
+				prog, im->name, (unsigned long long)i);
 			goto out;
 		}
 		if (ec.vid_hdr_offset != f->off.vid_hdr_offset || ec.data_offset != f->off.data_offset) {
 			fprintf(stderr,
 				"%s: error: image \"%s\" eraseblock %llu: VID header offset %u and data offset %u, "
 				"but this flash needs %u and %u (use -s/-O, or rebuild the image for this flash)\n",
-				prog, image, (unsigned long long)i, ec.vid_hdr_offset, ec.data_offset,
+				prog, im->name, (unsigned long long)i, ec.vid_hdr_offset, ec.data_offset,
 				f->off.vid_hdr_offset, f->off.data_offset);
+			goto out;
+		}
+		struct ubi_vid_hdr vid;
+		if (have_vtbl || ubi_vid_hdr_unpack(buf + f->off.vid_hdr_offset, &vid) != UBI_HDR_OK ||
+		    vid.vol_id != UBI_LAYOUT_VOLUME_ID)
+			continue;
+		have_vtbl = true;
+		uint32_t slots = ubi_vtbl_slots(f->off.leb_size);
+		for (uint32_t k = 0; k < slots; k++) {
+			struct ubi_vtbl_record rec;
+			const char *why = ubi_vtbl_record_unpack(buf + f->off.data_offset + (size_t)k * UBI_VTBL_RECORD_SIZE,
+								 f->off.leb_size, f->off.min_io_size, &rec);
+			if (why) {
+				fprintf(stderr, "%s: error: image \"%s\" eraseblock %llu: volume table record %u: %s\n",
+					prog, im->name, (unsigned long long)i, k, why);
+				goto out;
+			}
+			reserved += rec.reserved_pebs;
+		}
+	}
+	/* As at attach: the volumes, the layout volume and one PEB each for
+	 * wear-leveling and atomic LEB change. */
+	uint64_t need = reserved + UBI_LAYOUT_VOLUME_EBS + 2;
+	if (have_vtbl && need > good) {
+		fprintf(stderr,
+			"%s: error: the volume table of \"%s\" reserves %llu eraseblocks for its volumes; with the "
+			"layout volume and UBI's reserve that makes %llu, but the flash has only %u good "
+			"eraseblocks: it would not attach; nothing was written\n",
+			prog, im->name, (unsigned long long)reserved, (unsigned long long)need, good);
+		goto out;
+	}
+	if (lseek(im->fd, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s: error: cannot seek in \"%s\": %s\n", prog, im->name, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	if (ret && im->fd >= 0) {
+		close(im->fd);
+		im->fd = -1;
+	}
+	return ret;
+}
+
+/* Write the checked image from its start. */
+static int flash_image(struct fmt *f, struct fmt_image *im, uint32_t *next_peb)
+{
+	const struct flash_geometry *g = &f->dev->geo;
+	int ret = -1;
+	uint8_t *buf = malloc(g->peb_size);
+	if (!buf)
+		goto out;
+	uint32_t peb = 0;
+	for (uint64_t i = 0; i < im->pebs; i++) {
+		if (!read_full(im->fd, buf, g->peb_size)) {
+			fprintf(stderr, "%s: error: cannot read eraseblock %llu of \"%s\" again\n", prog,
+				(unsigned long long)i, im->name);
 			goto out;
 		}
 		size_t len = drop_ffs(buf, g->peb_size, f->off.min_io_size);
@@ -281,12 +419,10 @@ static int flash_image(struct fmt *f, const char *image, uint64_t image_size, ui
 	}
 	*next_peb = peb;
 	if (!f->quiet)
-		printf("%s: flashed %llu eraseblocks of \"%s\"\n", prog, (unsigned long long)img_pebs, image);
+		printf("%s: flashed %llu eraseblocks of \"%s\"\n", prog, (unsigned long long)im->pebs, im->name);
 	ret = 0;
 out:
 	free(buf);
-	if (!is_stdin)
-		close(fd);
 	return ret;
 }
 
@@ -423,6 +559,13 @@ int cmd_format(int argc, char **argv)
 				fprintf(stderr, "%s: error: bad UBI version \"%s\"\n", prog, optarg);
 				return 2;
 			}
+			if (v != UBI_VERSION) {
+				/* Linux refuses every EC header of another version. */
+				fprintf(stderr, "%s: error: -x %llu: UBI version %llu would not attach (Linux knows only "
+						"version %d)\n",
+					prog, (unsigned long long)v, (unsigned long long)v, UBI_VERSION);
+				return 2;
+			}
 			f.ubi_ver = (uint8_t)v;
 			break;
 		case 'n':
@@ -451,7 +594,10 @@ int cmd_format(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[optind];
-	char msg[512];
+	struct util_file_id flash_ids[2];
+	util_file_id_image(path, flash_ids);
+	struct fmt_image im = {.fd = -1};
+	char msg[1100];
 	int r = ubi_tool_flash_open(path, &geo, false, &f.dev, msg, sizeof(msg));
 	if (r) {
 		fprintf(stderr, "%s: error: %s\n", prog, msg);
@@ -498,20 +644,34 @@ int cmd_format(int argc, char **argv)
 		fprintf(stderr, "%s: error: only %u good eraseblocks: too few for UBI\n", prog, good);
 		goto out;
 	}
+	if (image && image_check(&f, image, image_size, flash_ids, &im))
+		goto out;
+	/* format rewrites every PEB: the host disk space first, so a full disk
+	 * fails here with the flash as it was. */
+	if (flash_is_sim(f.dev)) {
+		r = flash_sim_reserve(f.dev);
+		if (r) {
+			fprintf(stderr, "%s: error: %s; nothing was written\n", prog, flash_sim_last_error(f.dev));
+			goto out;
+		}
+	}
 	uint32_t next = 0;
-	if (image && flash_image(&f, image, image_size, &next))
+	if (image && flash_image(&f, &im, &next))
 		goto out;
 	if (format_rest(&f, next, !image && !novtbl))
 		goto out;
 	r = flash_sync(f.dev);
 	if (r) {
-		fprintf(stderr, "%s: error: sync of \"%s\" failed: %s\n", prog, path, strerror(-r));
+		const char *m = flash_errmsg(f.dev);
+		fprintf(stderr, "%s: error: cannot write \"%s\" to disk: %s\n", prog, path, m[0] ? m : strerror(-r));
 		goto out;
 	}
 	if (f.marked_bad && !f.quiet)
 		printf("%s: %u eraseblocks went bad and were marked bad\n", prog, f.marked_bad);
 	ret = 0;
 out:
+	if (im.fd >= 0)
+		close(im.fd);
 	free(f.ec);
 	flash_close(f.dev);
 	return ret;

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "flash/flash.h"
+#include "util/util_file.h"
 #include "ubi/ubi.h"
 #include "ubi_tool_flash.h"
 #include "ubi_tool_num.h"
@@ -44,6 +45,8 @@ struct ubi_cmd {
 	bool have_update_size;
 	char size_opt[32];        /* the size option as typed (-s, --size, -S), for messages */
 	/* attached state */
+	const char *path;
+	struct util_file_id image_ids[2]; /* the flash image and its sidecar */
 	struct flash_dev *flash;
 	struct ubi_device *ubi;
 };
@@ -90,7 +93,9 @@ static void json_str(FILE *o, const char *s)
 
 static int attach(struct ubi_cmd *c, const char *path, bool ro)
 {
-	char msg[600];
+	char msg[1100];
+	c->path = path;
+	util_file_id_image(path, c->image_ids);
 	int r = ubi_tool_flash_open(path, &c->geo, ro, &c->flash, msg, sizeof(msg));
 	if (r) {
 		fprintf(stderr, "%s %s: error: %s\n", prog, c->sub, msg);
@@ -122,7 +127,9 @@ static int detach(struct ubi_cmd *c, bool sync)
 	if (c->flash) {
 		int s = flash_sync(c->flash);
 		if (s && !r) {
-			fprintf(stderr, "%s %s: error: flash sync failed: %s\n", prog, c->sub, strerror(-s));
+			const char *m = flash_errmsg(c->flash);
+			fprintf(stderr, "%s %s: error: cannot write \"%s\" to disk: %s\n", prog, c->sub, c->path,
+				m[0] ? m : strerror(-s));
 			r = s;
 		}
 		flash_close(c->flash);
@@ -422,6 +429,29 @@ out:
 	return ret;
 }
 
+/* Read the whole input once before the volume is wiped: an unreadable or
+ * shrinking file fails here, with the volume untouched. Leaves fd at 0. */
+static int read_all_check(int fd, const char *file, uint64_t size, uint8_t *buf, size_t bufsz)
+{
+	uint64_t left = size;
+	while (left) {
+		ssize_t got = read(fd, buf, left < bufsz ? (size_t)left : bufsz);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			fprintf(stderr, "%s update: error: cannot read \"%s\"%s%s; the volume was not changed\n", prog,
+				file, got < 0 ? ": " : " (it is shorter than its size)", got < 0 ? strerror(errno) : "");
+			return -1;
+		}
+		left -= (uint64_t)got;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		fprintf(stderr, "%s update: error: cannot rewind \"%s\": %s\n", prog, file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int do_update(struct ubi_cmd *c, const char *file)
 {
 	uint32_t id;
@@ -443,12 +473,21 @@ static int do_update(struct ubi_cmd *c, const char *file)
 		fprintf(stderr, "%s update: error: give the input file (or -t to wipe the volume)\n", prog);
 		return 2;
 	}
-	int fd = strcmp(file, "-") ? open(file, O_RDONLY) : STDIN_FILENO;
+	int fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
 		fprintf(stderr, "%s update: error: cannot open \"%s\": %s\n", prog, file, strerror(errno));
 		return 1;
 	}
+	/* Everything about the input is checked before the volume is wiped. */
+	if (util_fd_is_input(fd, c->image_ids, 2) >= 0) {
+		fprintf(stderr, "%s update: error: \"%s\" is the flash image \"%s\" (or its sidecar) itself\n", prog,
+			file, c->path);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return 1;
+	}
 	uint64_t size;
+	bool regular = false;
 	if (c->bytes && !c->have_update_size) { /* ubiupdatevol spells it -s */
 		c->update_size = c->bytes;
 		c->have_update_size = true;
@@ -462,11 +501,20 @@ static int do_update(struct ubi_cmd *c, const char *file)
 	} else {
 		struct stat st;
 		if (fstat(fd, &st)) {
+			fprintf(stderr, "%s update: error: cannot stat \"%s\": %s\n", prog, file, strerror(errno));
 			close(fd);
 			return 1;
 		}
-		size = (uint64_t)st.st_size;
-		if (c->have_update_size && c->update_size != size) {
+		if (S_ISDIR(st.st_mode) || (!S_ISREG(st.st_mode) && !c->have_update_size)) {
+			fprintf(stderr, "%s update: error: \"%s\" is %s; the volume was not changed\n", prog, file,
+				S_ISDIR(st.st_mode) ? "a directory, not a file"
+						    : "not a regular file: give its size with -s SIZE");
+			close(fd);
+			return S_ISDIR(st.st_mode) ? 1 : 2;
+		}
+		regular = S_ISREG(st.st_mode);
+		size = regular ? (uint64_t)st.st_size : c->update_size;
+		if (c->have_update_size && c->update_size != size && S_ISREG(st.st_mode)) {
 			fprintf(stderr, "%s update: error: %s %" PRIu64 " differs from the size of \"%s\" (%" PRIu64 ")\n",
 				prog, c->size_opt, c->update_size, file, size);
 			close(fd);
@@ -488,6 +536,8 @@ static int do_update(struct ubi_cmd *c, const char *file)
 	uint8_t *buf = malloc(bufsz);
 	if (!buf)
 		goto out;
+	if (regular && read_all_check(fd, file, size, buf, bufsz))
+		goto out;
 	r = ubi_vol_update_start(c->ubi, id, size);
 	if (r) {
 		fail_op(c, r, "cannot start the volume update");
@@ -500,13 +550,15 @@ static int do_update(struct ubi_cmd *c, const char *file)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {
-			fprintf(stderr, "%s update: error: \"%s\" ended %" PRIu64 " bytes early%s%s\n", prog, file,
-				left, got < 0 ? ": " : "", got < 0 ? strerror(errno) : "");
+			fprintf(stderr,
+				"%s update: error: \"%s\" ended %" PRIu64 " bytes early%s%s; volume %u keeps its "
+				"update marker (shown as \"update interrupted\"): run the update again\n",
+				prog, file, left, got < 0 ? ": " : "", got < 0 ? strerror(errno) : "", id);
 			goto out;
 		}
 		r = ubi_vol_update_write(c->ubi, id, buf, (size_t)got);
 		if (r) {
-			fail_op(c, r, "volume update write failed");
+			fail_op(c, r, "volume update write failed (the volume keeps its update marker)");
 			goto out;
 		}
 		left -= (uint64_t)got;
@@ -529,13 +581,31 @@ static int do_read(struct ubi_cmd *c)
 	int r = ubi_vol_info(c->ubi, id, &vi);
 	if (r)
 		return fail_op(c, r, "cannot get volume information");
+	/* Never hand out other bytes: an interrupted update, or a static
+	 * volume that misses LEBs or fails its data CRCs, is an error (the
+	 * kernel refuses the first, and marks the second corrupted). */
+	r = ubi_vol_check(c->ubi, id);
+	if (r) {
+		char what[64];
+		snprintf(what, sizeof(what), "volume %u cannot be read", id);
+		return fail_op(c, r, what);
+	}
 	FILE *o = stdout;
+	const char *names[2] = {c->path, "its sidecar"};
 	if (c->out && strcmp(c->out, "-")) {
-		o = fopen(c->out, "wb");
+		struct util_err e;
+		int fd = util_open_output(c->out, c->image_ids, names, 2, &e);
+		o = fd >= 0 ? fdopen(fd, "wb") : NULL;
 		if (!o) {
-			fprintf(stderr, "%s read: error: cannot create \"%s\": %s\n", prog, c->out, strerror(errno));
+			fprintf(stderr, "%s read: error: %s\n", prog, fd < 0 ? e.msg : strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return 1;
 		}
+	} else if (util_fd_is_input(STDOUT_FILENO, c->image_ids, 2) >= 0) {
+		fprintf(stderr, "%s read: error: standard output is the flash image \"%s\" (or its sidecar)\n", prog,
+			c->path);
+		return 1;
 	}
 	uint8_t *buf = malloc(vi.usable_leb_size);
 	int ret = 1;

@@ -20,6 +20,7 @@
 #include "ubi_tool_ini.h"
 #include "ubi_tool_num.h"
 #include "util/util_crc.h"
+#include "util/util_file.h"
 
 #define UBINIZE_MAX_PEB_SIZE (2u * 1024 * 1024) /* mtd-utils' limit */
 
@@ -536,10 +537,32 @@ int cmd_ubinize(int argc, char **argv)
 		nvol++;
 	}
 
-	out_fd = open(out, O_CREAT | O_TRUNC | O_WRONLY, 0664);
-	if (out_fd < 0) {
-		fprintf(stderr, "%s: error: cannot open file \"%s\": %s\n", prog, out, strerror(errno));
-		goto out;
+	{
+		/* The output must be none of the inputs (the ini file, the volume
+		 * images): compared by device and inode before it is truncated. */
+		struct util_file_id *ids = calloc(nvol + 1, sizeof(*ids));
+		const char **names = calloc(nvol + 1, sizeof(*names));
+		if (!ids || !names) {
+			free(ids);
+			free(names);
+			goto out;
+		}
+		util_file_id_path(in, &ids[0]);
+		names[0] = in;
+		for (size_t i = 0; i < nvol; i++) {
+			if (vols[i].image)
+				util_file_id_path(vols[i].image, &ids[i + 1]);
+			names[i + 1] = vols[i].image;
+		}
+		struct util_err oe;
+		out_fd = util_open_output(out, ids, names, nvol + 1, &oe);
+		free(ids);
+		free(names);
+		if (out_fd < 0) {
+			fprintf(stderr, "%s: error: %s\n", prog, util_err_msg(&oe));
+			out_fd = -1;
+			goto out;
+		}
 	}
 	/* Volume table: every slot the empty record, then the volumes. */
 	struct ubi_vtbl_record empty = {0};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <ubikit/ubikit.h>
 
 #include "flash/flash_sim.h"
@@ -19,6 +20,7 @@
 #include "util/util_err.h"
 #include "ubi_tool_num.h"
 #include "ubi/ubi_media.h"
+#include "util/util_file.h"
 #include "util/util_size.h"
 
 void tool_err(const char *cmd, const char *fmt, ...)
@@ -371,7 +373,16 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		free(img);
 		return -ENOMEM;
 	}
-	int ret = tool_image_detect(path, o, &img->geo, img->err, sizeof(img->err));
+	/* `ubikit cat IMG f >> IMG` would grow the image while it is read. */
+	struct util_file_id ids[2];
+	util_file_id_image(path, ids);
+	int ret = 0;
+	if (util_fd_is_input(STDOUT_FILENO, ids, 2) >= 0) {
+		snprintf(img->err, sizeof(img->err), "standard output is the image (or its sidecar) itself");
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = tool_image_detect(path, o, &img->geo, img->err, sizeof(img->err));
 	if (ret)
 		goto fail;
 	if (o->verbose)

@@ -145,9 +145,10 @@ int ubi_tool_flash_open(const char *path, const struct ubi_tool_geo_opts *g, boo
 	struct flash_geometry geo = {0};
 	int ret;
 	if (have_side) {
-		ret = flash_sim_open(path, NULL, g->has_oob, read_only, out);
+		char ferr[512] = "";
+		ret = flash_sim_open_ex(path, NULL, g->has_oob, read_only, out, ferr, sizeof(ferr));
 		if (ret) {
-			snprintf(msg, msglen, "cannot open simulator image \"%s\": %s", path, strerror(-ret));
+			snprintf(msg, msglen, "cannot open simulator image \"%s\": %s", path, ferr[0] ? ferr : strerror(-ret));
 			return ret;
 		}
 		const struct flash_geometry *dg = &(*out)->geo;
@@ -218,10 +219,10 @@ int ubi_tool_flash_open(const char *path, const struct ubi_tool_geo_opts *g, boo
 		return -EINVAL;
 	}
 	geo.peb_count = (uint32_t)((uint64_t)st.st_size / stride);
-	ret = flash_sim_open(path, &geo, g->has_oob, read_only, out);
+	char ferr[512] = "";
+	ret = flash_sim_open_ex(path, &geo, g->has_oob, read_only, out, ferr, sizeof(ferr));
 	if (ret) {
-		const char *why = strerror(-ret);
-		snprintf(msg, msglen, "cannot open flash image \"%s\": %s", path, why);
+		snprintf(msg, msglen, "cannot open flash image \"%s\": %s", path, ferr[0] ? ferr : strerror(-ret));
 		return ret;
 	}
 	return 0;

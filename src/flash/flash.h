@@ -10,7 +10,9 @@
  *   -EBADMSG  read hit an uncorrectable ECC error; the buffer holds what
  *             the flash returned
  *   -EINVAL   out of range or misaligned request
- *   -EROFS    device opened read-only */
+ *   -EROFS    device opened read-only
+ *   -ENOSPC   (file backends) the host disk is full: nothing was changed
+ *   -EBUSY    (open) another program has the image locked */
 #ifndef UBIKIT_FLASH_H
 #define UBIKIT_FLASH_H
 #include <stddef.h>
@@ -43,6 +45,8 @@ struct flash_ops {
 	/* Flush buffered state to the backing store (file backends). May be NULL. */
 	int (*sync)(struct flash_dev *dev);
 	void (*close)(struct flash_dev *dev);
+	/* The sentence describing the last failure ("" if none). May be NULL. */
+	const char *(*errmsg)(struct flash_dev *dev);
 };
 
 /* Backends embed this as their first member. */
@@ -75,6 +79,11 @@ static inline int flash_mark_bad(struct flash_dev *d, uint32_t peb)
 static inline int flash_sync(struct flash_dev *d)
 {
 	return d->ops->sync ? d->ops->sync(d) : 0;
+}
+/* What the last failed operation said ("" if the backend keeps nothing). */
+static inline const char *flash_errmsg(struct flash_dev *d)
+{
+	return d && d->ops->errmsg ? d->ops->errmsg(d) : "";
 }
 static inline void flash_close(struct flash_dev *d)
 {

@@ -14,6 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/util_file.h"
+
 struct flash_mtd {
 	struct flash_dev dev; /* first */
 	int fd;
@@ -182,6 +184,13 @@ int flash_mtd_open(const char *path, bool read_only, struct flash_dev **out)
 	int fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* As for image files: readers share the device, a writer has it alone. */
+	struct util_err lerr;
+	int lr = util_file_lock(fd, !read_only, path, &lerr);
+	if (lr) {
+		close(fd);
+		return lr;
+	}
 	struct mtd_info_user mi;
 	if (ioctl(fd, MEMGETINFO, &mi) < 0) {
 		int e = errno == ENOTTY ? -ENODEV : -errno;

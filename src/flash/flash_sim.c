@@ -190,10 +190,12 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 		uint32_t b = p == last ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = out + ((uint64_t)p * s->page_size + a - off);
 		if (base) {
-			memcpy(dst, base + (uint64_t)p * s->page_stride + a, b - a);
-			sim_store_read_done(s, b - a);
-		} else
+			int r = sim_store_read(s, peb, (uint64_t)p * s->page_stride + a, dst, b - a);
+			if (r)
+				return r;
+		} else {
 			memset(dst, 0xFF, b - a);
+		}
 		s->st.pages_read++;
 		s->st.sim_time_ns += s->cfg.timing.page_read_ns;
 
@@ -279,9 +281,13 @@ static int sim_write(struct flash_dev *d, uint32_t peb, uint32_t off, const void
 	bool nand = d->geo.type == FLASH_NAND;
 	uint32_t first_page = off / s->page_size;
 	uint32_t last_page = (uint32_t)((off + len - 1) / s->page_size);
+	/* Disk blocks first: a full host disk fails here, before any change. */
+	ret = sim_peb_reserve(s, peb);
+	if (ret)
+		return ret;
 	uint8_t *base = sim_peb_materialize(s, peb);
 	if (!base)
-		return util_err_set(&s->err, -ENOMEM, "PEB %u: no memory for storage", peb);
+		return -ENOMEM; /* the reason is in s->err */
 
 	/* NAND rules, checked before anything changes. */
 	if (nand) {
@@ -413,6 +419,11 @@ static int sim_erase(struct flash_dev *d, uint32_t peb)
 		return util_err_set(&s->err, -EROFS, "device is read-only");
 	if (s->bad[peb])
 		return util_err_set(&s->err, -EIO, "erase of bad PEB %u", peb);
+	if (!(s->sparse && s->hole[peb])) {
+		ret = sim_peb_reserve(s, peb);
+		if (ret)
+			return ret;
+	}
 	bool cut = sim_op_cuts(s);
 	s->st.erases++;
 	s->st.sim_time_ns += s->cfg.timing.block_erase_ns;
@@ -494,6 +505,11 @@ static void sim_close(struct flash_dev *d)
 	sim_destroy(s);
 }
 
+static const char *sim_errmsg(struct flash_dev *d)
+{
+	return util_err_msg(&sim_of(d)->err);
+}
+
 static const struct flash_ops sim_ops = {
 	.read = sim_read,
 	.write = sim_write,
@@ -502,6 +518,7 @@ static const struct flash_ops sim_ops = {
 	.mark_bad = sim_mark_bad,
 	.sync = sim_sync,
 	.close = sim_close,
+	.errmsg = sim_errmsg,
 };
 
 const struct flash_ops *sim_get_ops(void)
@@ -651,16 +668,22 @@ int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb)
 	if (!flash_is_sim(dev) || peb >= dev->geo.peb_count)
 		return -EINVAL;
 	struct flash_sim *s = sim_of((struct flash_dev *)dev);
-	const uint8_t *p = sim_peb_ptr(s, peb);
-	if (!p)
+	if (!sim_peb_ptr(s, peb))
 		return 1;
-	for (uint32_t pg = 0; pg < s->pages_per_peb; pg++) {
-		const uint8_t *q = p + (uint64_t)pg * s->page_stride;
-		for (uint32_t i = 0; i < s->page_size; i++)
+	uint8_t *q = malloc(s->page_size);
+	if (!q)
+		return -ENOMEM;
+	int ret = 1;
+	for (uint32_t pg = 0; pg < s->pages_per_peb && ret == 1; pg++) {
+		int r = sim_store_read(s, peb, (uint64_t)pg * s->page_stride, q, s->page_size);
+		if (r)
+			ret = r;
+		for (uint32_t i = 0; i < s->page_size && ret == 1; i++)
 			if (q[i] != 0xFF)
-				return 0;
+				ret = 0;
 	}
-	return 1;
+	free(q);
+	return ret;
 }
 
 /* ---- fault injection ---- */

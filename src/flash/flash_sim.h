@@ -81,6 +81,12 @@ int flash_sim_create_ex(const struct flash_sim_config *cfg, struct flash_dev **o
 int flash_sim_open_ex(const char *path, const struct flash_geometry *geo, bool file_has_oob, bool read_only,
 		      struct flash_dev **out, char *errbuf, size_t errlen);
 
+/* File-backed device: allocate host disk blocks for every PEB now, so no
+ * later write can fail for lack of space (for commands that rewrite the
+ * whole flash, like format). -ENOSPC (message in flash_sim_last_error) if
+ * the disk is too small, and then the image is as it was. RAM: 0. */
+int flash_sim_reserve(struct flash_dev *dev);
+
 /* Is dev a simulator? (Other backends return false.) */
 bool flash_is_sim(const struct flash_dev *dev);
 

@@ -51,6 +51,12 @@ struct flash_sim {
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;
+	uint8_t *reserved;       /* file: the PEB's range of the file has disk
+				  * blocks (no holes), so touching it through the
+				  * map cannot hit a full disk (a SIGBUS; on tmpfs
+				  * even a read of a hole allocates); set at open
+				  * (SEEK_HOLE) and by sim_peb_reserve. Other PEBs
+				  * are read with pread. */
 
 	/* Device state. */
 	uint32_t *wear;          /* physical erase count per PEB */
@@ -86,11 +92,19 @@ void sim_store_free(struct flash_sim *s);
 /* Pointer to the PEB's first byte in storage, or NULL if it is an
  * unstored erased PEB (reads 0xFF). */
 uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb);
+/* Copy n bytes at byte off of the PEB's storage (data+OOB layout) to dst:
+ * 0xFF for an unstored erased PEB; never faults on a file hole. */
+int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n);
 /* A read of len bytes from the read-only map was done: releases the mapped
  * pages now and then, so that scanning a huge image keeps a small RSS. */
 void sim_store_read_done(struct flash_sim *s, size_t len);
-/* Make the PEB stored (all 0xFF if it was a hole) and return its bytes. */
+/* Make the PEB stored (all 0xFF if it was a hole) and return its bytes.
+ * NULL if there is no memory or (file) no disk space: the error is in s->err. */
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb);
+/* File backend: allocate the PEB's blocks on disk before the first write
+ * through the map (a write into an unallocated page of a full disk is a
+ * SIGBUS). 0, or -ENOSPC/-EIO with a message naming the file. */
+int sim_peb_reserve(struct flash_sim *s, uint32_t peb);
 /* Erase the PEB's storage: 0xFF over data and OOB (or a hole). */
 void sim_peb_erase_store(struct flash_sim *s, uint32_t peb);
 /* Write the Linux bad-block marker into OOB (if stored). */

@@ -1,7 +1,15 @@
 /* flash_sim_store — where the simulator keeps its bytes: per-PEB RAM
  * buffers (an erased PEB holds no memory), or a file in nanddump's layout
  * (data only, or data+OOB per page) mapped with mmap, plus the sidecar
- * "<image>.sim" for what that layout cannot hold. */
+ * "<image>.sim" for what that layout cannot hold.
+ *
+ * File safety (issue 8): the image is locked (shared to read, exclusive to
+ * write; the sidecar is only written under the image's exclusive lock);
+ * disk blocks are allocated before a PEB is written through the map, so a
+ * full disk is -ENOSPC and not a SIGBUS; the sidecar names the image it
+ * describes (size, inode, mtime) and is replaced atomically (temp file,
+ * fsync, rename); a read-write open writes it (or proves it writable)
+ * before anything in the image changes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,9 +18,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "flash/flash_sim_int.h"
+#include "util/util_crc.h"
+#include "util/util_endian.h"
+#include "util/util_file.h"
 #include "util/util_size.h"
 
 #define SIM_NOR_CHUNK 256u
@@ -41,8 +53,9 @@ int sim_store_init_arrays(struct flash_sim *s)
 	s->high_page = malloc(n * sizeof(*s->high_page));
 	s->fail_erase = calloc(n, 1);
 	s->fail_prog = calloc(n, 1);
+	s->reserved = calloc(n, 1);
 	if (!s->ram || !s->hole || !s->wear || !s->bad || !s->nop || !s->high_page || !s->fail_erase ||
-	    !s->fail_prog)
+	    !s->fail_prog || !s->reserved)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		s->high_page[i] = -1;
@@ -70,6 +83,8 @@ void sim_store_free(struct flash_sim *s)
 	free(s->high_page);
 	free(s->fail_erase);
 	free(s->fail_prog);
+	free(s->reserved);
+	s->reserved = NULL;
 	s->ram = NULL;
 	s->map = NULL;
 	s->fd = -1;
@@ -104,12 +119,130 @@ void sim_store_read_done(struct flash_sim *s, size_t len)
 	madvise(s->map, s->map_len, MADV_DONTNEED);
 }
 
+int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n)
+{
+	const uint8_t *p = sim_peb_ptr(s, peb);
+	if (!p) {
+		memset(dst, 0xFF, n);
+		return 0;
+	}
+	if (s->ram[peb] || s->reserved[peb] || s->fd < 0) {
+		memcpy(dst, p + off, n);
+		if (!s->ram[peb])
+			sim_store_read_done(s, n);
+		return 0;
+	}
+	/* Part of the file without disk blocks: read(2) returns zeros for a
+	 * hole without allocating anything. */
+	uint64_t pos = (uint64_t)peb * s->peb_stride + off;
+	/* A range that is all hole reads as zeros without asking the page
+	 * cache, which would zero whole (large) folios for it: a 4 GiB image
+	 * of holes cost 26 s of kernel memset for 64-byte header reads. */
+	off_t d = lseek(s->fd, (off_t)pos, SEEK_DATA);
+	if (pos + n <= s->map_len && ((d < 0 && errno == ENXIO) || (d >= 0 && (uint64_t)d >= pos + n))) {
+		memset(dst, 0, n);
+		return 0;
+	}
+	for (size_t done = 0; done < n;) {
+		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(pos + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return util_err_set(&s->err, -errno, "%s: read of PEB %u failed: %s", s->path, peb, strerror(errno));
+		if (r == 0) {
+			memset((uint8_t *)dst + done, 0xFF, n - done); /* beyond the end: erased */
+			break;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Which PEBs of the file have disk blocks everywhere (no holes). */
+static void find_allocated(struct flash_sim *s, uint64_t fsize)
+{
+	for (uint32_t i = 0; i < s->dev.geo.peb_count; i++) {
+		uint64_t start = (uint64_t)i * s->peb_stride;
+		if (start + s->peb_stride > fsize)
+			break;
+		off_t h = lseek(s->fd, (off_t)start, SEEK_HOLE);
+		s->reserved[i] = h < 0 || (uint64_t)h >= start + s->peb_stride;
+	}
+}
+
+/* Make sure [start, start+len) of the file has disk blocks: fallocate, or
+ * where it is not supported, write the holes with zeros (what they read). */
+static int reserve_range(int fd, uint64_t start, uint64_t len)
+{
+	if (fallocate(fd, 0, (off_t)start, (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	static const uint8_t zero[4096];
+	uint64_t end = start + len, pos = start;
+	while (pos < end) {
+		off_t h = lseek(fd, (off_t)pos, SEEK_HOLE);
+		if (h < 0 || (uint64_t)h >= end)
+			break;
+		off_t d = lseek(fd, h, SEEK_DATA);
+		uint64_t stop = d < 0 || (uint64_t)d > end ? end : (uint64_t)d;
+		for (uint64_t q = (uint64_t)h; q < stop;) {
+			size_t n = stop - q < sizeof(zero) ? (size_t)(stop - q) : sizeof(zero);
+			ssize_t w = pwrite(fd, zero, n, (off_t)q);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			q += (uint64_t)w;
+		}
+		pos = stop;
+	}
+	return 0;
+}
+
+int sim_peb_reserve(struct flash_sim *s, uint32_t peb)
+{
+	if (!s->map || s->fd < 0 || s->dev.read_only || s->reserved[peb])
+		return 0;
+	int r = reserve_range(s->fd, (uint64_t)peb * s->peb_stride, s->peb_stride);
+	if (r)
+		return util_err_set(&s->err, r, "%s: cannot store PEB %u (%" PRIu64 " bytes at offset %" PRIu64 "): %s",
+				    s->path, peb, s->peb_stride, (uint64_t)peb * s->peb_stride, strerror(-r));
+	s->reserved[peb] = 1;
+	return 0;
+}
+
+int flash_sim_reserve(struct flash_dev *dev)
+{
+	if (!flash_is_sim(dev))
+		return -EINVAL;
+	struct flash_sim *s = sim_of(dev);
+	uint32_t n = dev->geo.peb_count;
+	for (uint32_t i = 0; i < n; i++) {
+		int r = sim_peb_reserve(s, i);
+		if (!r)
+			continue;
+		/* Give back what this call took for erased (hole) PEBs of a sparse
+		 * image; other PEBs read the same allocated or not. */
+		for (uint32_t j = 0; j < i; j++) {
+			if (s->sparse && s->hole[j] && s->reserved[j] &&
+			    fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)((uint64_t)j * s->peb_stride),
+				      (off_t)s->peb_stride) == 0)
+				s->reserved[j] = 0;
+		}
+		return r;
+	}
+	return 0;
+}
+
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb)
 {
 	uint8_t *p = sim_peb_ptr(s, peb);
 	if (p)
 		return p;
 	if (s->map) {
+		if (sim_peb_reserve(s, peb))
+			return NULL;
 		p = s->map + (uint64_t)peb * s->peb_stride;
 		memset(p, 0xFF, s->peb_stride);
 		s->hole[peb] = 0;
@@ -117,8 +250,10 @@ uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb)
 		return p;
 	}
 	p = malloc(s->peb_stride);
-	if (!p)
+	if (!p) {
+		util_err_set(&s->err, -ENOMEM, "PEB %u: no memory for its storage", peb);
 		return NULL;
+	}
 	memset(p, 0xFF, s->peb_stride);
 	s->ram[peb] = p;
 	s->hole[peb] = 0;
@@ -146,6 +281,7 @@ void sim_peb_erase_store(struct flash_sim *s, uint32_t peb)
 	    fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start, (off_t)s->peb_stride) == 0) {
 		/* The PEB is now a hole (zeros on disk); the sidecar says it is erased. */
 		s->hole[peb] = 1;
+		s->reserved[peb] = 0; /* its blocks went back to the file system */
 		s->sidecar_dirty = true;
 		return;
 	}
@@ -176,8 +312,9 @@ void sim_peb_write_bbm(struct flash_sim *s, uint32_t peb)
 
 static bool peb_has_bbm(struct flash_sim *s, uint32_t peb)
 {
-	const uint8_t *p = sim_peb_ptr(s, peb);
-	return p && p[s->page_size + bbm_pos(s)] != 0xFF;
+	uint8_t b = 0xFF;
+	sim_store_read(s, peb, s->page_size + bbm_pos(s), &b, 1);
+	return b != 0xFF;
 }
 
 /* ---- sidecar ---- */
@@ -198,30 +335,24 @@ static uint64_t stat_mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
 }
 
-/* Write "<image>.sim" atomically (temp file + rename). */
-static int sidecar_write(struct flash_sim *s)
+/* fsync the directory holding path, so a rename in it is durable. */
+static void sync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+static void sidecar_print(struct flash_sim *s, FILE *f, const struct stat *st)
 {
 	const struct flash_geometry *g = &s->dev.geo;
-	struct stat st;
-	if (fstat(s->fd, &st) < 0)
-		return -errno;
-	char *sp = sidecar_path(s->path);
-	if (!sp)
-		return -ENOMEM;
-	size_t tl = strlen(sp) + 5;
-	char *tmp = malloc(tl);
-	if (!tmp) {
-		free(sp);
-		return -ENOMEM;
-	}
-	snprintf(tmp, tl, "%s.tmp", sp);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		int e = util_err_set(&s->err, -errno, "cannot write sidecar %s: %s", tmp, strerror(errno));
-		free(sp);
-		free(tmp);
-		return e;
-	}
 	fprintf(f, "ubikit-flash-sim %d\n", SIM_SIDECAR_VERSION);
 	fprintf(f, "type %s\n", g->type == FLASH_NOR ? "nor" : "nand");
 	fprintf(f, "page_size %u\nsubpage_size %u\noob_size %u\npeb_size %u\npeb_count %u\n", g->page_size,
@@ -235,10 +366,10 @@ static int sidecar_write(struct flash_sim *s)
 		   "\nbus_bytes_per_sec %" PRIu64 "\n",
 		s->cfg.timing.page_read_ns, s->cfg.timing.page_program_ns, s->cfg.timing.block_erase_ns,
 		s->cfg.timing.bus_bytes_per_sec);
-	/* The image's size and mtime when this was written: if the image is
-	 * changed by another program later, the hole list no longer holds. */
-	fprintf(f, "image_size %" PRIu64 "\nimage_mtime_ns %" PRIu64 "\n", (uint64_t)st.st_size,
-		stat_mtime_ns(&st));
+	/* Which image this describes: its size, inode and mtime when this was
+	 * written. image_mtime_ns ends the header. */
+	fprintf(f, "image_size %" PRIu64 "\nimage_ino %" PRIu64 "\nimage_mtime_ns %" PRIu64 "\n", (uint64_t)st->st_size,
+		(uint64_t)st->st_ino, stat_mtime_ns(st));
 	for (uint32_t i = 0; i < g->peb_count; i++)
 		if (s->wear[i])
 			fprintf(f, "wear %u %u\n", i, s->wear[i]);
@@ -261,24 +392,83 @@ static int sidecar_write(struct flash_sim *s)
 			fprintf(f, "hole %u %u\n", i, j);
 			i = j + 1;
 		}
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad || rename(tmp, sp) != 0) {
-		int e = errno ? -errno : -EIO;
-		unlink(tmp);
+}
+
+/* Write "<image>.sim" atomically: a temp file, fsync, rename over the old
+ * one. On failure the old sidecar is left as it was. probe_only: only show
+ * that the temp file can be created and written (then remove it). */
+static int sidecar_write_ex(struct flash_sim *s, bool probe_only)
+{
+	struct stat st;
+	if (fstat(s->fd, &st) < 0)
+		return util_err_set(&s->err, -errno, "cannot stat %s: %s", s->path, strerror(errno));
+	char *sp = sidecar_path(s->path);
+	size_t tl = sp ? strlen(sp) + 5 : 0;
+	char *tmp = sp ? malloc(tl) : NULL;
+	if (!tmp) {
 		free(sp);
-		free(tmp);
-		return util_err_set(&s->err, e, "cannot write sidecar for %s", s->path);
+		return util_err_set(&s->err, -ENOMEM, "out of memory");
 	}
+	snprintf(tmp, tl, "%s.tmp", sp);
+	int ret = 0;
+	const char *what = "create";
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	what = "write";
+	sidecar_print(s, f, &st);
+	if (fflush(f) != 0 || ferror(f)) {
+		ret = errno ? -errno : -EIO;
+		fclose(f);
+		goto out_rm;
+	}
+	what = "sync";
+	if (fsync(fileno(f)) < 0) {
+		ret = -errno;
+		fclose(f);
+		goto out_rm;
+	}
+	what = "close";
+	if (fclose(f) != 0) {
+		ret = errno ? -errno : -EIO;
+		goto out_rm;
+	}
+	if (probe_only)
+		goto out_rm;
+	what = "rename";
+	if (rename(tmp, sp) != 0) {
+		ret = -errno;
+		goto out_rm;
+	}
+	sync_dir_of(sp);
+	s->sidecar_dirty = false;
+	goto out;
+out_rm:
+	unlink(tmp);
+out:
+	if (ret)
+		util_err_set(&s->err, ret, "cannot %s the sidecar %s%s of %s: %s", what, sp,
+			     strcmp(what, "rename") ? ".tmp" : "", s->path, strerror(-ret));
 	free(sp);
 	free(tmp);
-	s->sidecar_dirty = false;
-	return 0;
+	return ret;
+}
+
+static int sidecar_write(struct flash_sim *s)
+{
+	return sidecar_write_ex(s, false);
 }
 
 struct sidecar {
 	bool present;
 	struct flash_sim_config cfg;
-	uint64_t image_size, image_mtime_ns;
+	uint64_t image_size, image_mtime_ns, image_ino;
+	bool have_ino;
 	FILE *f; /* positioned after the header lines, for the per-PEB lines */
 };
 
@@ -294,7 +484,7 @@ static int sidecar_read(struct flash_sim *s, const char *path, struct sidecar *s
 	if (!f) {
 		int e = errno;
 		free(sp);
-		return e == ENOENT ? 0 : util_err_set(&s->err, -e, "cannot read sidecar %s.sim", path);
+		return e == ENOENT ? 0 : util_err_set(&s->err, -e, "cannot read the sidecar %s.sim: %s", path, strerror(e));
 	}
 	free(sp);
 	flash_sim_config_default(&sc->cfg);
@@ -365,7 +555,10 @@ static int sidecar_read(struct flash_sim *s, const char *path, struct sidecar *s
 			c->timing.bus_bytes_per_sec = v;
 		else if (!strcmp(key, "image_size"))
 			sc->image_size = v;
-		else if (!strcmp(key, "image_mtime_ns")) {
+		else if (!strcmp(key, "image_ino")) {
+			sc->image_ino = v;
+			sc->have_ino = true;
+		} else if (!strcmp(key, "image_mtime_ns")) {
 			sc->image_mtime_ns = v;
 			break; /* per-PEB lines follow */
 		} else
@@ -410,6 +603,85 @@ static int sidecar_apply(struct flash_sim *s, struct sidecar *sc, bool holes_val
 	return ret;
 }
 
+/* Is there a valid UBI EC header at p (magic "UBI#", CRC)? The flash
+ * layer checks only this much of UBI, to tell whether the eraseblocks of
+ * the image sit where the sidecar's geometry puts them. */
+static bool looks_like_ec_hdr(const uint8_t *p)
+{
+	return get_be32(p) == 0x55424923u && util_crc32(UTIL_CRC32_INIT, p, 60) == get_be32(p + 60);
+}
+
+/* The image changed since its sidecar was written (other inode or mtime:
+ * replaced, copied, or written by another program). Keep trusting the
+ * sidecar unless the UBI EC headers in the image's first eraseblocks show
+ * another eraseblock size: UBI writes one at the start of every good PEB,
+ * so the headers form a grid from offset 0 with the PEB stride as spacing.
+ * A grid with another spacing means the sidecar is not this image's. (A
+ * UBI image stored as data inside a volume is not a grid from 0: its
+ * headers sit at a data offset.) */
+static int check_layout(struct flash_sim *s, const char *path, uint64_t fsize)
+{
+	uint64_t limit = 16 * s->peb_stride;
+	if (limit > (32u << 20))
+		limit = 32u << 20;
+	if (limit > fsize)
+		limit = fsize;
+	const size_t chunk = 1u << 20, max_hdrs = 4096;
+	uint8_t *buf = malloc(chunk + 64);
+	uint64_t *at = malloc(max_hdrs * sizeof(*at));
+	if (!buf || !at) {
+		free(buf);
+		free(at);
+		return -ENOMEM;
+	}
+	size_t found = 0;
+	for (uint64_t base = 0; base < limit && found < max_hdrs; base += chunk) {
+		size_t want = (size_t)(limit - base < chunk ? limit - base : chunk);
+		ssize_t got = pread(s->fd, buf, want + 64 <= fsize - base ? want + 64 : (size_t)(fsize - base), (off_t)base);
+		if (got <= 0)
+			break;
+		for (size_t o = 0; o < want && o + 64 <= (size_t)got && found < max_hdrs; o += 512)
+			if (looks_like_ec_hdr(buf + o))
+				at[found++] = base + o;
+	}
+	free(buf);
+	uint64_t gap = UINT64_MAX;
+	for (size_t k = 1; k < found; k++)
+		if (at[k] - at[k - 1] < gap)
+			gap = at[k] - at[k - 1];
+	bool grid = found >= 2 && at[0] == 0;
+	for (size_t k = 0; grid && k < found; k++)
+		grid = at[k] % gap == 0;
+	/* ... and a dense one: at least half its places hold a header. */
+	if (grid && (uint64_t)found * 2 < at[found - 1] / gap + 1)
+		grid = false;
+	free(at);
+	/* Smaller eraseblocks than the sidecar's: two headers already show it;
+	 * larger ones: want a few, as erased or bad PEBs leave gaps. */
+	if (grid && gap != s->peb_stride && (gap < s->peb_stride || found >= 4))
+		return util_err_set(&s->err, -EINVAL,
+				    "the sidecar %s.sim does not describe %s: the image was replaced or changed since "
+				    "the sidecar was written, and its UBI EC headers are %" PRIu64
+				    " bytes apart, not %" PRIu64 " as in the sidecar's geometry; remove %s.sim to open "
+				    "the image as a plain dump",
+				    path, path, gap, s->peb_stride, path);
+	return 0;
+}
+
+/* Sparse image whose hole list cannot be trusted: a PEB that is entirely a
+ * hole of the file was punched (erased) or never written. */
+static void detect_holes(struct flash_sim *s, uint64_t fsize)
+{
+	for (uint32_t i = 0; i < s->dev.geo.peb_count; i++) {
+		uint64_t start = (uint64_t)i * s->peb_stride;
+		if (start + s->peb_stride > fsize)
+			break;
+		off_t d = lseek(s->fd, (off_t)start, SEEK_DATA);
+		if ((d < 0 && errno == ENXIO) || (d >= 0 && (uint64_t)d >= start + s->peb_stride))
+			s->hole[i] = 1;
+	}
+}
+
 /* ---- file create / open ---- */
 
 static int map_file(struct flash_sim *s, size_t len, bool rw)
@@ -426,32 +698,120 @@ static int map_file(struct flash_sim *s, size_t len, bool rw)
 	return 0;
 }
 
+/* Fill [from, from+len) of the file with 0xFF through write(2), which
+ * reports a full disk (a store into the map would be a SIGBUS). */
+static int fill_ff(int fd, uint64_t from, uint64_t len, void (*progress)(void *, uint64_t, uint64_t), void *arg)
+{
+	if (!len)
+		return 0;
+	if (fallocate(fd, 0, (off_t)from, (off_t)len) < 0 && errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	size_t bs = 1u << 20;
+	uint8_t *ff = malloc(bs);
+	if (!ff)
+		return -ENOMEM;
+	memset(ff, 0xFF, bs);
+	int ret = 0;
+	for (uint64_t pos = from; pos < from + len;) {
+		size_t n = from + len - pos < bs ? (size_t)(from + len - pos) : bs;
+		ssize_t w = pwrite(fd, ff, n, (off_t)pos);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			ret = w < 0 ? -errno : -EIO;
+			break;
+		}
+		pos += (uint64_t)w;
+		/* every 64 MiB, so that a caller can show progress on large devices */
+		if (progress && ((pos - from) % (64u << 20) == 0 || pos == from + len))
+			progress(arg, pos - from, len);
+	}
+	free(ff);
+	return ret;
+}
+
+/* Bytes the file system of fd can still give us, counting what the file
+ * holds now (it is about to be rewritten). UINT64_MAX if unknown. */
+static uint64_t space_for(int fd, const struct stat *st)
+{
+	struct statvfs vf;
+	if (fstatvfs(fd, &vf) < 0 || !vf.f_frsize)
+		return UINT64_MAX;
+	uint64_t blocks = geteuid() == 0 ? vf.f_bfree : vf.f_bavail;
+	return blocks * vf.f_frsize + (uint64_t)st->st_blocks * 512;
+}
+
 int sim_store_create_file(struct flash_sim *s)
 {
-	s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct stat st;
+	bool existed = lstat(s->path, &st) == 0, emptied = false;
+	/* No O_TRUNC: nothing of an existing file changes before it is locked
+	 * and every check passed. */
+	s->fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (s->fd < 0)
 		return util_err_set(&s->err, -errno, "cannot create %s: %s", s->path, strerror(errno));
-	uint64_t size = s->peb_stride * s->dev.geo.peb_count;
-	if (size > SIZE_MAX || ftruncate(s->fd, (off_t)size) < 0)
-		return util_err_set(&s->err, -EFBIG, "cannot size %s to %" PRIu64 " bytes", s->path, size);
-	int ret = map_file(s, (size_t)size, true);
+	int ret = util_file_lock(s->fd, true, s->path, &s->err);
 	if (ret)
-		return ret;
-	if (s->sparse) {
-		memset(s->hole, 1, s->dev.geo.peb_count);
-	} else {
-		/* In steps, so that a caller can show progress on large devices. */
-		const size_t step = (size_t)64 << 20;
-		for (size_t done = 0; done < s->map_len;) {
-			size_t n = s->map_len - done < step ? s->map_len - done : step;
-			memset(s->map + done, 0xFF, n);
-			done += n;
-			if (s->cfg.progress)
-				s->cfg.progress(s->cfg.progress_arg, done, s->map_len);
+		goto fail_rm;
+	if (fstat(s->fd, &st) < 0) {
+		ret = util_err_set(&s->err, -errno, "cannot stat %s: %s", s->path, strerror(errno));
+		goto fail_rm;
+	}
+	if (!S_ISREG(st.st_mode))
+		return util_err_set(&s->err, -EINVAL, "%s is not a regular file", s->path);
+	uint64_t size = s->peb_stride * s->dev.geo.peb_count;
+	if (size > SIZE_MAX || size > (uint64_t)INT64_MAX) {
+		ret = util_err_set(&s->err, -EFBIG, "cannot size %s to %" PRIu64 " bytes", s->path, size);
+		goto fail_rm;
+	}
+	if (!s->sparse) {
+		uint64_t room = space_for(s->fd, &st);
+		if (room < size) {
+			ret = util_err_set(&s->err, -ENOSPC,
+					   "cannot create %s: it needs %" PRIu64 " bytes, its file system has %" PRIu64
+					   " free: %s (or use --sparse)",
+					   s->path, size, room, strerror(ENOSPC));
+			goto fail_rm;
 		}
 	}
+	/* The sidecar must be writable before the image is touched. */
+	ret = sidecar_write_ex(s, true);
+	if (ret)
+		goto fail_rm;
+	emptied = true;
+	if (ftruncate(s->fd, 0) < 0 || ftruncate(s->fd, (off_t)size) < 0) {
+		ret = util_err_set(&s->err, -errno, "cannot size %s to %" PRIu64 " bytes: %s", s->path, size,
+				   strerror(errno));
+		goto fail_rm;
+	}
+	if (!s->sparse) {
+		ret = fill_ff(s->fd, 0, size, s->cfg.progress, s->cfg.progress_arg);
+		if (ret) {
+			util_err_set(&s->err, ret, "cannot write %s (%" PRIu64 " bytes): %s", s->path, size,
+				     strerror(-ret));
+			goto fail_rm;
+		}
+		memset(s->reserved, 1, s->dev.geo.peb_count);
+	}
+	ret = map_file(s, (size_t)size, true);
+	if (ret)
+		goto fail_rm;
+	if (s->sparse)
+		memset(s->hole, 1, s->dev.geo.peb_count);
 	s->sidecar_dirty = true;
-	return sim_store_sync(s);
+	ret = sim_store_sync(s);
+	if (ret)
+		goto fail_rm;
+	return 0;
+fail_rm:
+	/* Leave no half-made image behind: a new file goes, an old one was
+	 * already emptied (its old sidecar no longer matches it). */
+	if (!existed)
+		unlink(s->path);
+	else if (emptied && ftruncate(s->fd, 0) < 0) {
+		/* nothing more to do */
+	}
+	return ret;
 }
 
 int sim_store_open_file(struct flash_sim *s, const char *path, const struct flash_geometry *geo,
@@ -491,6 +851,15 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 		ret = util_err_set(&s->err, -errno, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* Reads of a scan are small and scattered (headers): no readahead, or
+	 * a 4 GiB image of holes fills the page cache with zeros (and takes
+	 * 40 s). See also sim_store_read_done for the mapped reads. */
+	if (read_only)
+		posix_fadvise(s->fd, 0, 0, POSIX_FADV_RANDOM);
+	/* Readers share the image, a writer has it alone. */
+	ret = util_file_lock(s->fd, !read_only, path, &s->err);
+	if (ret)
+		goto fail;
 	struct stat st;
 	if (fstat(s->fd, &st) < 0) {
 		ret = util_err_set(&s->err, -errno, "cannot stat %s: %s", path, strerror(errno));
@@ -533,14 +902,42 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 				   s->store_oob ? " with OOB" : "");
 		goto fail;
 	}
+	find_allocated(s, fsize);
 	if (sc.present) {
+		/* Does the sidecar describe this image? Its size must be the one
+		 * recorded; with another inode or mtime, the headers in it must
+		 * sit where the sidecar's geometry puts eraseblocks. */
+		if (sc.image_size && sc.image_size != fsize) {
+			ret = util_err_set(&s->err, -EINVAL,
+					   "the sidecar %s.sim does not describe %s: it was written for a %" PRIu64
+					   "-byte image, %s has %" PRIu64
+					   " bytes (replaced or changed by another program); remove %s.sim to open the "
+					   "image as a plain dump",
+					   path, path, sc.image_size, path, fsize, path);
+			goto fail;
+		}
+		bool same = sc.image_size == fsize && sc.image_mtime_ns == stat_mtime_ns(&st) &&
+			    (!sc.have_ino || sc.image_ino == (uint64_t)st.st_ino);
+		if (!same) {
+			ret = check_layout(s, path, fsize);
+			if (ret)
+				goto fail;
+		}
 		/* Holes mean "erased" only if nobody changed the image since. */
-		bool holes_valid = sc.image_size == fsize && sc.image_mtime_ns == stat_mtime_ns(&st);
-		ret = sidecar_apply(s, &sc, holes_valid && s->sparse);
+		ret = sidecar_apply(s, &sc, same && s->sparse);
 		if (ret)
 			goto fail;
-		if (s->sparse && !holes_valid)
+		if (s->sparse && !same) {
+			detect_holes(s, fsize);
 			s->sidecar_dirty = true;
+		}
+	}
+	if (!read_only) {
+		/* Before anything in the image changes: the sidecar can be
+		 * written (a read-only directory, a full disk fail here). */
+		ret = sc.present ? sidecar_write(s) : sidecar_write_ex(s, true);
+		if (ret)
+			goto fail;
 	}
 	uint32_t n = s->dev.geo.peb_count;
 	uint32_t full = (uint32_t)(fsize / s->peb_stride); /* PEBs wholly inside the file */
@@ -564,36 +961,48 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 			s->hole[full] = 0;
 		}
 	} else {
-		if (fsize < size && ftruncate(s->fd, (off_t)size) < 0) {
-			ret = util_err_set(&s->err, -errno, "cannot extend %s to %" PRIu64 " bytes: %s", path, size, strerror(errno));
-			goto fail;
+		if (fsize < size) {
+			/* The missing tail is erased flash: 0xFF, or holes when sparse
+			 * (the PEB cut by the end of the file is filled up). */
+			uint64_t fill_to = s->sparse ? (fsize % s->peb_stride ? (uint64_t)(full + 1) * s->peb_stride : fsize)
+						     : size;
+			if (!s->sparse) {
+				uint64_t room = space_for(s->fd, &st);
+				uint64_t need = size - fsize;
+				if (room != UINT64_MAX && room - (uint64_t)st.st_blocks * 512 < need) {
+					ret = util_err_set(&s->err, -ENOSPC,
+							   "cannot extend %s to %" PRIu64 " bytes: %s", path, size,
+							   strerror(ENOSPC));
+					goto fail;
+				}
+			}
+			if (ftruncate(s->fd, (off_t)size) < 0) {
+				ret = util_err_set(&s->err, -errno, "cannot extend %s to %" PRIu64 " bytes: %s", path,
+						   size, strerror(errno));
+				goto fail;
+			}
+			ret = fill_ff(s->fd, fsize, fill_to - fsize, NULL, NULL);
+			if (ret) {
+				util_err_set(&s->err, ret, "cannot extend %s to %" PRIu64 " bytes: %s", path, size,
+					     strerror(-ret));
+				if (ftruncate(s->fd, (off_t)fsize) < 0) {
+					/* the file keeps the tail; it reads as erased flash anyway */
+				}
+				goto fail;
+			}
+			if (s->sparse)
+				for (uint32_t i = fsize % s->peb_stride ? full + 1 : full; i < n; i++)
+					s->hole[i] = 1;
+			s->sidecar_dirty = true;
 		}
 		ret = map_file(s, (size_t)size, true);
 		if (ret)
 			goto fail;
-		if (fsize < size) {
-			/* Missing tail reads as erased flash. */
-			uint64_t from = fsize;
-			if (s->sparse) {
-				uint32_t h = full;
-				if (fsize % s->peb_stride) {
-					memset(s->map + from, 0xFF, (size_t)((full + 1) * s->peb_stride - from));
-					h++;
-				}
-				for (uint32_t i = h; i < n; i++)
-					s->hole[i] = 1;
-			} else {
-				memset(s->map + from, 0xFF, (size_t)(size - from));
-			}
-			s->sidecar_dirty = true;
-		}
 	}
 	if (s->store_oob)
 		for (uint32_t i = 0; i < n; i++)
 			if (!s->bad[i] && peb_has_bbm(s, i))
 				s->bad[i] = SIM_BAD_FACTORY;
-	if (!read_only && !sc.present)
-		s->sidecar_dirty = true;
 	return 0;
 fail:
 	if (sc.f)
@@ -606,7 +1015,7 @@ int sim_store_sync(struct flash_sim *s)
 	if (!s->path || s->fd < 0 || s->dev.read_only)
 		return 0;
 	if (s->map && msync(s->map, s->map_len, MS_SYNC) < 0)
-		return util_err_set(&s->err, -errno, "msync of %s failed: %s", s->path, strerror(errno));
+		return util_err_set(&s->err, -errno, "cannot write %s to disk (msync): %s", s->path, strerror(errno));
 	if (!s->sidecar_dirty)
 		return 0;
 	return sidecar_write(s);

@@ -99,7 +99,9 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 	if (!f)
 		return -ENOMEM;
 	err = ubifs_read_inode(fs->ubifs, ino, &f->ino);
-	if (!err && S_ISLNK(f->ino.mode))
+	if (!err && (f->ino.flags & UBIFS_XATTR_FL))
+		err = -ENOENT; /* as stat: an xattr inode is no file (a damaged dentry may point to one) */
+	else if (!err && S_ISLNK(f->ino.mode))
 		err = -ELOOP;
 	else if (!err && S_ISDIR(f->ino.mode) && (flags & O_ACCMODE) != O_RDONLY)
 		err = -EISDIR;

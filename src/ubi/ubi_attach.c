@@ -68,7 +68,7 @@ static int scan_peb(struct ubi_device *dev, struct scan_info *ai, uint32_t pnum)
 	struct scan_peb *sp = &ai->p[pnum];
 	int bad = flash_is_bad(dev->flash, pnum);
 	if (bad < 0)
-		return ubi_err(dev, bad, "PEB %u: bad-block check failed (%d)", pnum, bad);
+		return ubi_err(dev, bad, "PEB %u: bad-block check failed: %s", pnum, ubi_flash_why(dev, bad));
 	if (bad) {
 		sp->kind = SC_BAD;
 		ai->bad_count++;

@@ -17,6 +17,7 @@
 
 #include "util/util_endian.h"
 #include "util/util_err.h"
+#include "util/util_file.h"
 
 struct flat {
 	int fd;           /* image file, -1 for memory images */
@@ -338,6 +339,13 @@ int ubi_flat_open_err(const char *path, uint32_t leb_size, int read_only, struct
 	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		flat_free(f);
 		return util_err_set(err, -EINVAL, "%s: not a regular file", path);
+	}
+	/* Readers share the image, a writer has it alone (kept until close). */
+	struct util_err lerr;
+	int le = util_file_lock(f->fd, !read_only, path, &lerr);
+	if (le) {
+		flat_free(f);
+		return util_err_set(err, le, "%s", lerr.msg);
 	}
 	uint8_t hdr[128];
 	memset(hdr, 0xFF, sizeof(hdr));

@@ -20,6 +20,12 @@ int ubi_err(struct ubi_device *dev, int err, const char *fmt, ...)
 	return err;
 }
 
+const char *ubi_flash_why(struct ubi_device *dev, int err)
+{
+	const char *m = flash_errmsg(dev->flash);
+	return m[0] ? m : strerror(-err);
+}
+
 void ubi_ro_mode(struct ubi_device *dev, const char *why)
 {
 	if (!dev->ro)
@@ -57,7 +63,7 @@ int ubi_io_read(struct ubi_device *dev, uint32_t pnum, uint32_t off, void *buf, 
 	else if (err == -EBADMSG)
 		dev->stats.uncorrectable_reads++;
 	else if (err)
-		return ubi_err(dev, err, "PEB %u:%u: read of %zu bytes failed (%d)", pnum, off, len, err);
+		return ubi_err(dev, err, "PEB %u:%u: read of %zu bytes failed: %s", pnum, off, len, ubi_flash_why(dev, err));
 	return err;
 }
 
@@ -79,7 +85,7 @@ int ubi_io_write(struct ubi_device *dev, uint32_t pnum, uint32_t off, const void
 		return 0;
 	int err = flash_write(dev->flash, pnum, off, buf, len);
 	if (err)
-		return ubi_err(dev, err, "PEB %u:%u: write of %zu bytes failed (%d)", pnum, off, len, err);
+		return ubi_err(dev, err, "PEB %u:%u: write of %zu bytes failed: %s", pnum, off, len, ubi_flash_why(dev, err));
 	return 0;
 }
 
@@ -174,7 +180,7 @@ static int do_erase(struct ubi_device *dev, uint32_t pnum)
 	int err = flash_erase(dev->flash, pnum);
 	dev->stats.erases++;
 	if (err)
-		return ubi_err(dev, err, "PEB %u: erase failed (%d)", pnum, err);
+		return ubi_err(dev, err, "PEB %u: erase failed: %s", pnum, ubi_flash_why(dev, err));
 	return 0;
 }
 
@@ -247,7 +253,7 @@ int ubi_io_mark_bad(struct ubi_device *dev, uint32_t pnum)
 		return ubi_err(dev, -EIO, "PEB %u: cannot mark bad (flash without bad blocks)", pnum);
 	int err = flash_mark_bad(dev->flash, pnum);
 	if (err)
-		return ubi_err(dev, err, "PEB %u: marking bad failed (%d)", pnum, err);
+		return ubi_err(dev, err, "PEB %u: marking bad failed: %s", pnum, ubi_flash_why(dev, err));
 	dev->stats.marked_bad++;
 	return 0;
 }

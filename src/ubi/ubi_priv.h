@@ -103,6 +103,9 @@ struct ubi_device {
 
 /* Convenience for error messages. */
 int ubi_err(struct ubi_device *dev, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Why a flash operation failed, for messages: the backend's sentence if it
+ * keeps one (the sim names file, PEB and cause), else strerror(-err). */
+const char *ubi_flash_why(struct ubi_device *dev, int err);
 void ubi_ro_mode(struct ubi_device *dev, const char *why);
 
 /* ---- ubi_io.c: PEB-level I/O ---- */

@@ -132,7 +132,7 @@ int ubi_sync(struct ubi_device *dev)
 	if (err < 0)
 		return err;
 	err = flash_sync(dev->flash);
-	return err ? ubi_err(dev, err, "flash sync failed (%d)", err) : 0;
+	return err ? ubi_err(dev, err, "flash sync failed: %s", ubi_flash_why(dev, err)) : 0;
 }
 
 /* ---- volumes ---- */

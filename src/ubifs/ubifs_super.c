@@ -84,7 +84,7 @@ fail:
 		if (fs->err.msg[0])
 			*errp = fs->err;
 		else
-			util_err_set(errp, err, "mount failed (error %d)", err);
+			util_err_set(errp, err, "mount failed: %s", strerror(-err));
 	}
 	fs_free(fs);
 	return err;

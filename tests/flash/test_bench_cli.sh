@@ -7,7 +7,7 @@ set -euo pipefail
 S="$UBIKIT_SCRATCH"
 rm -rf "$S"; mkdir -p "$S"
 U="$UBIKIT"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../tools/test_lib.sh"
 has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
 
 "$U" bench --list >"$S/list.txt"

@@ -2,7 +2,9 @@
  * only, data+OOB per page) checked byte by byte in the file, the Linux
  * bad-block marker in OOB, the "<image>.sim" sidecar, read-only opens that
  * never touch the file, short images padded with 0xFF, sparse images. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +218,41 @@ static void test_reopen_refuses_reprogram(void **state)
 	flash_close(d);
 }
 
+/* The access mode (O_RDONLY/O_WRONLY/O_RDWR) of this process's open file
+ * on path, from /proc/self/fdinfo; -1 if none is open. */
+static int open_mode_of(const char *path)
+{
+	char want[PATH_MAX];
+	if (!realpath(path, want))
+		return -1;
+	DIR *dir = opendir("/proc/self/fd");
+	assert_non_null(dir);
+	struct dirent *e;
+	int mode = -1;
+	while ((e = readdir(dir)) && mode < 0) {
+		char l[64], t[PATH_MAX];
+		snprintf(l, sizeof(l), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(l, t, sizeof(t) - 1);
+		if (n <= 0)
+			continue;
+		t[n] = 0;
+		if (strcmp(t, want) != 0)
+			continue;
+		snprintf(l, sizeof(l), "/proc/self/fdinfo/%s", e->d_name);
+		FILE *fi = fopen(l, "r");
+		if (!fi)
+			continue;
+		char line[128];
+		unsigned flags;
+		while (fgets(line, sizeof(line), fi))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				mode = (int)(flags & O_ACCMODE);
+		fclose(fi);
+	}
+	closedir(dir);
+	return mode;
+}
+
 static void test_read_only_never_writes(void **state)
 {
 	struct fx *f = *state;
@@ -226,7 +263,9 @@ static void test_read_only_never_writes(void **state)
 	fill(w, sizeof(w), 5);
 	assert_int_equal(flash_write(d, 1, 0, w, PAGE), 0);
 	flash_close(d);
-	/* Make the file and sidecar read-only on disk too: an O_RDWR would fail. */
+	/* Read-only on disk too (for a non-root run: an O_RDWR would fail);
+	 * root ignores the mode, so below the open file's own access mode is
+	 * checked in /proc/self/fdinfo as well. */
 	struct stat st0, ss0;
 	assert_int_equal(stat(f->img, &st0), 0);
 	assert_int_equal(stat(f->side, &ss0), 0);
@@ -237,6 +276,7 @@ static void test_read_only_never_writes(void **state)
 	sleep(0); /* mtime granularity is handled by comparing ns fields */
 	assert_int_equal(flash_sim_open(f->img, NULL, false, true, &d), 0);
 	assert_true(d->read_only);
+	assert_int_equal(open_mode_of(f->img), O_RDONLY);
 	uint8_t r[PAGE];
 	assert_int_equal(flash_read(d, 1, 0, r, PAGE), 0);
 	assert_memory_equal(r, w, PAGE);
@@ -453,6 +493,86 @@ static void test_open_error_messages(void **state)
 	assert_non_null(strstr(msg, "wear 9 1"));
 }
 
+
+/* Issue 8: a writer has the image alone, readers share it; a program using
+ * the library gets the lock without asking. */
+static void test_lock(void **state)
+{
+	struct fx *f = *state;
+	struct flash_sim_config c = small_cfg(f->img, false);
+	struct flash_dev *w, *r1, *r2, *d;
+	char msg[600];
+	assert_int_equal(flash_sim_create(&c, &w), 0);
+	/* Another open while a writer holds it: refused at once, readers too. */
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, false, &d, msg, sizeof(msg)), -EBUSY);
+	assert_non_null(strstr(msg, "in use"));
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), -EBUSY);
+	flash_close(w);
+	assert_int_equal(flash_sim_open(f->img, NULL, false, true, &r1), 0);
+	assert_int_equal(flash_sim_open(f->img, NULL, false, true, &r2), 0);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, false, &d, msg, sizeof(msg)), -EBUSY);
+	/* create over an image in use must not empty it */
+	struct stat st0, st1;
+	assert_int_equal(stat(f->img, &st0), 0);
+	assert_int_equal(flash_sim_create(&c, &d), -EBUSY);
+	assert_int_equal(stat(f->img, &st1), 0);
+	assert_int_equal(st0.st_size, st1.st_size);
+	flash_close(r1);
+	flash_close(r2);
+	assert_int_equal(flash_sim_open(f->img, NULL, false, false, &w), 0);
+	flash_close(w);
+}
+
+/* Issue 8: the sidecar names the image it describes. */
+static void test_stale_sidecar(void **state)
+{
+	struct fx *f = *state;
+	struct flash_sim_config c = small_cfg(f->img, false);
+	struct flash_dev *d;
+	char msg[600];
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	flash_close(d);
+	/* The image replaced by one of another size: refused, naming the sidecar. */
+	uint8_t b[3 * PEB];
+	memset(b, 0xFF, sizeof(b));
+	write_file(f->img, b, sizeof(b));
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, ".sim does not describe"));
+	/* Same size, but UBI EC headers every 2 PEBs of the sidecar's geometry
+	 * (an image with larger eraseblocks). */
+	uint8_t *img = malloc((size_t)NPEB * PEB);
+	memset(img, 0xFF, (size_t)NPEB * PEB);
+	for (unsigned p = 0; p < NPEB; p += 2) {
+		uint8_t *h = img + (size_t)p * PEB;
+		memset(h, 0, 64);
+		h[0] = 'U', h[1] = 'B', h[2] = 'I', h[3] = '#', h[4] = 1;
+		uint32_t crc = 0xFFFFFFFFu;
+		for (int i = 0; i < 60; i++) { /* UBI's CRC-32: no final inversion */
+			crc ^= h[i];
+			for (int k = 0; k < 8; k++)
+				crc = (crc >> 1) ^ (0xEDB88320u & -(crc & 1));
+		}
+		h[60] = (uint8_t)(crc >> 24), h[61] = (uint8_t)(crc >> 16), h[62] = (uint8_t)(crc >> 8), h[63] = (uint8_t)crc;
+	}
+	write_file(f->img, img, (size_t)NPEB * PEB);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, false, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "apart"));
+	/* Headers in every PEB: the same layout, trusted (a copy, or dd). */
+	for (unsigned p = 1; p < NPEB; p += 2)
+		memcpy(img + (size_t)p * PEB, img, 64);
+	write_file(f->img, img, (size_t)NPEB * PEB);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, false, &d, msg, sizeof(msg)), 0);
+	flash_close(d);
+	/* ... also with a UBI image stored as data in PEB 0 (headers at its
+	 * data offset, 2 KiB apart): not a grid of the whole image. */
+	for (unsigned k = 0; k < 4; k++)
+		memcpy(img + 4096 + 2048 * k, img, 64);
+	write_file(f->img, img, (size_t)NPEB * PEB);
+	assert_int_equal(flash_sim_open_ex(f->img, NULL, false, true, &d, msg, sizeof(msg)), 0);
+	flash_close(d);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +587,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_power_cut_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sticky_flip_persists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_error_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_sidecar, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

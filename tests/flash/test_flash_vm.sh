@@ -9,7 +9,7 @@ set -euo pipefail
 S="$UBIKIT_SCRATCH"
 rm -rf "$S"; mkdir -p "$S"
 U="$UBIKIT"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../tools/test_lib.sh"
 
 "$U" flash create "$S/vm.img" >/dev/null
 [ "$(stat -c %s "$S/vm.img")" = 268435456 ] || fail "image size"
@@ -35,7 +35,8 @@ echo "test_flash_vm: kernel format+mount passed"
 # sub-pages and pages, reads back and marks PEB 5 bad on /dev/mtd0; the
 # dump that comes back must hold its data and the marker.
 cc -static -O1 -D_GNU_SOURCE -I"$UBIKIT_SRC/src" -o "$S/probe" \
-	"$UBIKIT_SRC/tests/flash/mtd_probe.c" "$UBIKIT_SRC/src/flash/flash_mtd.c" || fail "cannot build mtd_probe"
+	"$UBIKIT_SRC/tests/flash/mtd_probe.c" "$UBIKIT_SRC/src/flash/flash_mtd.c" \
+	"$UBIKIT_SRC/src/util/util_file.c" "$UBIKIT_SRC/src/util/util_err.c" || fail "cannot build mtd_probe"
 "$U" flash create "$S/o.img" --size 16MiB --with-oob --subpage 512 >/dev/null
 "$LINUX_VM" run --flash "$S/o.img" --nand 2048:64:128KiB --image-has-oob --no-attach \
 	--copy-in "$S/probe" --cmd '$IN/probe $MTD' --out "$S/out2" >"$S/vm2.log" 2>&1 || {

@@ -5,10 +5,10 @@
 # detected from the headers) and after 'ubikit format -f' onto a simulator.
 set -euo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
-command -v ubinize >/dev/null || { echo "SKIP: mtd-utils ubinize not installed"; exit 77; }
+. "$(dirname "$0")/test_lib.sh"
+T_SOFT=1
+need ubinize python3
 rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 python3 - <<'PY'
 import random
@@ -57,7 +57,7 @@ check() {
   if ! "$UBIKIT" ubi info "$flash" --json "$@" > info.json 2> info.err; then
     fail "$label: ubikit cannot attach: $(cat info.err)"; return
   fi
-  python3 - "$leb" "$label" <<'PY' || fails=$((fails + 1))
+  python3 - "$leb" "$label" <<'PY' || T_FAILS=$((T_FAILS + 1))
 import json, sys
 leb, label = int(sys.argv[1]), sys.argv[2]
 d = json.load(open("info.json"))
@@ -94,7 +94,7 @@ PY
     if ! "$UBIKIT" ubi read "$flash" -n "$id" -o "vol$id.bin" 2> read.err; then
       fail "$label: cannot read volume $id: $(cat read.err)"; continue
     fi
-    python3 - "vol$id.bin" "$img" "$label" "$id" <<'PY' || fails=$((fails + 1))
+    python3 - "vol$id.bin" "$img" "$label" "$id" <<'PY' || T_FAILS=$((T_FAILS + 1))
 import json, sys
 out, img, label, vid = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 data = open(out, "rb").read()
@@ -146,6 +146,6 @@ PY
   fi
 done
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+if [ "$T_FAILS" -ne 0 ]; then echo "$T_FAILS failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
 cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_interop_mtd: all passed"

@@ -4,9 +4,10 @@
 # geometries and volume kinds; bad ini files must fail with a clear message.
 set -euo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
-command -v ubinize >/dev/null || { echo "SKIP: mtd-utils ubinize not installed"; exit 77; }
+. "$(dirname "$0")/test_lib.sh"
+T_SOFT=1
+need ubinize python3
 rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
-fails=0
 
 # Deterministic inputs of awkward sizes (not multiples of any LEB size).
 python3 - <<'PY'
@@ -94,14 +95,14 @@ for ini in multi.ini static.ini single.ini; do
   for g in "${geos[@]}"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
-    ubinize -o ref.img -Q 4242 $g "$ini" >/dev/null 2>ref.err || { echo "FAIL: mtd-utils ubinize refused $g $ini"; cat ref.err; fails=$((fails+1)); continue; }
+    ubinize -o ref.img -Q 4242 $g "$ini" >/dev/null 2>ref.err || { cat ref.err >&2; fail "mtd-utils ubinize refused $g $ini"; continue; }
     # shellcheck disable=SC2086
     if ! "$UBIKIT" ubinize -o out.img -Q 4242 $g "$ini" 2>out.err; then
-      echo "FAIL: ubikit ubinize $g $ini exited non-zero"; cat out.err; fails=$((fails+1)); continue
+      cat out.err >&2; fail "ubikit ubinize $g $ini exited non-zero"; continue
     fi
     if ! cmp -s ref.img out.img; then
-      echo "FAIL: output differs from mtd-utils for: $g $ini"; cmp ref.img out.img || true
-      ls -l ref.img out.img; fails=$((fails+1))
+      fail "output differs from mtd-utils for: $g $ini"; cmp ref.img out.img || true
+      ls -l ref.img out.img
     fi
   done
 done
@@ -111,25 +112,22 @@ echo "byte-identity: $n cases checked"
 "$UBIKIT" ubinize -o r1.img -p 128KiB -m 2048 -s 512 single.ini
 "$UBIKIT" ubinize -o r2.img -p 128KiB -m 2048 -s 512 single.ini
 s1=$(od -An -tx1 -j24 -N4 r1.img); s2=$(od -An -tx1 -j24 -N4 r2.img)
-[ "$s1" != "$s2" ] || { echo "FAIL: image_seq not random without -Q ($s1)"; fails=$((fails+1)); }
+[ "$s1" != "$s2" ] || { fail "image_seq not random without -Q ($s1)"; }
 
 # -v prints the geometry like ubinize
 "$UBIKIT" ubinize -v -o r1.img -p 128KiB -m 2048 -s 512 -Q 1 single.ini > verbose.txt
-grep -q "LEB size: *129024" verbose.txt || { echo "FAIL: -v output lacks the LEB size"; cat verbose.txt; fails=$((fails+1)); }
-"$UBIKIT" ubinize -h | grep -q -- "--vid-hdr-offset" || { echo "FAIL: -h"; fails=$((fails+1)); }
+grep -q "LEB size: *129024" verbose.txt || { cat verbose.txt >&2; fail "-v output lacks the LEB size"; }
+"$UBIKIT" ubinize -h | grep -q -- "--vid-hdr-offset" || { fail "-h"; }
 
-# Bad input: each must exit non-zero, print the expected words, and leave no output file.
+# Bad input: each must exit 1 (as mtd-utils ubinize: bad ini or bad
+# geometry is an error, not a usage error), print the expected words, and
+# leave no output file.
 bad() { # name expected-regex ini-text [flags...]
   local name=$1 re=$2 text=$3; shift 3
   printf '%s\n' "$text" > "bad-$name.ini"
   rm -f bad.img
-  if "$UBIKIT" ubinize -o bad.img "$@" "bad-$name.ini" >bad.out 2>bad.err; then
-    echo "FAIL: bad case '$name' was accepted"; fails=$((fails+1)); return
-  fi
-  if ! grep -Eqi -- "$re" bad.err; then
-    echo "FAIL: bad case '$name': message does not match /$re/:"; cat bad.err; fails=$((fails+1))
-  fi
-  if [ -e bad.img ]; then echo "FAIL: bad case '$name' left an output file"; fails=$((fails+1)); fi
+  expect_fail 1 "$re" "$UBIKIT" ubinize -o bad.img "$@" "bad-$name.ini"
+  if [ -e bad.img ]; then fail "bad case '$name' left an output file"; fi
 }
 G=(-p 128KiB -m 2048 -s 512)
 bad nomode 'mode' $'[v]\nimage=a.img\nvol_id=0\nvol_name=v' "${G[@]}"
@@ -161,11 +159,8 @@ bad bigsub 'sub-page cannot be larger' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nv
 bad vidoff8 'multiple of 8' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB -m 2048 -O 100
 bad hugepeb 'too high physical eraseblock' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 4MiB -m 2048
 bad badseq 'image sequence' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB -m 2048 -Q 0x100000000
-if "$UBIKIT" ubinize -p 128KiB -m 2048 single.ini 2>bad.err; then echo "FAIL: missing -o accepted"; fails=$((fails+1)); fi
-grep -q "output file was not specified" bad.err || { echo "FAIL: missing -o message"; cat bad.err; fails=$((fails+1)); }
-if "$UBIKIT" ubinize -o x.img -p 128KiB -m 2048 no-such.ini 2>bad.err; then echo "FAIL: missing ini accepted"; fails=$((fails+1)); fi
-grep -q "no-such.ini" bad.err || { echo "FAIL: missing ini message"; cat bad.err; fails=$((fails+1)); }
+expect_fail 1 "output file was not specified" "$UBIKIT" ubinize -p 128KiB -m 2048 single.ini
+expect_fail 1 'cannot open ini file "no-such.ini"' "$UBIKIT" ubinize -o x.img -p 128KiB -m 2048 no-such.ini
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+finish ubi_ubinize
 cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
-echo "ubi_ubinize: all passed"

@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/ubifs_lib.sh"
 
-command -v mkfs.ubifs >/dev/null || { echo "SKIP: mkfs.ubifs (mtd-utils) not installed"; exit 0; }
+need mkfs.ubifs ubinize
 S=${UBIKIT_SCRATCH:?}
 rm -rf "$S"
 mkdir -p "$S"
@@ -19,7 +19,7 @@ LONG=${UBIKIT_LONG_TESTS:-0}
 OUT=$S/out
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	OUT=$(mktemp -d /dev/shm/ubifs-interop.XXXXXX)/out
-	trap 'rm -rf "$(dirname "$OUT")"' EXIT
+	trap 'rc=$?; rm -rf "$(dirname "$OUT")"; t_on_exit $rc' EXIT
 fi
 
 make_tree "$S/tree"

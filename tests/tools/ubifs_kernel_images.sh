@@ -12,7 +12,7 @@ S=${UBIKIT_SCRATCH:?}
 D=${UBIKIT_SRC:?}/tests/data/kernel-images
 rm -rf "$S"
 mkdir -p "$S"
-is_root || { echo "SKIP: needs root (owners, device nodes and trusted.* xattrs are compared)"; exit 0; }
+is_root || skip "needs root (owners, device nodes and trusted.* xattrs are compared)"
 n=0
 for gz in "$D"/*.img.gz; do
 	name=$(basename "$gz" .img.gz)

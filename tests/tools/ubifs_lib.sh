@@ -5,17 +5,10 @@
 # manifest DIR           one line per entry: path, type, mode, size, link
 #                        group, target or rdev or md5, mtime (seconds)
 # compare_trees A B WHAT fail with a diff if the manifests differ
+# (fail, skip, run, expect_ok, expect_fail: tests/tools/test_lib.sh)
 
 : "${UBIKIT:?UBIKIT must point to the ubikit binary}"
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-is_root() {
-	[ "$(id -u)" = 0 ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 make_tree() {
 	local d=$1 big=${2:-}

@@ -18,7 +18,11 @@ static uint32_t find_leb(struct flash_dev *f, uint32_t vol, uint32_t lnum)
 	for (uint32_t p = 0; p < f->geo.peb_count; p++) {
 		uint8_t b[64];
 		struct ubi_vid_hdr h;
-		if (flash_read(f, p, 256, b, 64) < 0 && 0)
+		/* a correctable flip still gives the header; any other read
+		 * error means this PEB cannot be the one (its bytes are not
+		 * what the flash holds) */
+		int r = flash_read(f, p, 256, b, 64);
+		if (r < 0 && r != -EUCLEAN)
 			continue;
 		if (ubi_vid_hdr_unpack(b, &h) == UBI_HDR_OK && h.vol_id == vol && h.lnum == lnum &&
 		    (best == UINT32_MAX || h.sqnum > bsq)) {

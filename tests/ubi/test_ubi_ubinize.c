@@ -32,8 +32,11 @@ static void load_image(struct flash_dev *f, const char *path)
 static void test_ubinize_image(void **state)
 {
 	(void)state;
-	if (system("command -v ubinize >/dev/null 2>&1") != 0)
-		skip();
+	if (system("command -v ubinize >/dev/null 2>&1") != 0) {
+		/* 77: CTest shows "Skipped" (cmocka's skip() would pass) */
+		fprintf(stderr, "SKIP: mtd-utils ubinize is not installed\n");
+		exit(77);
+	}
 	char dir[] = "/tmp/ubi_ubinize_XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	char cmd[1024], path[512];

@@ -5,7 +5,12 @@
  *  - sb_*: the superblock is corrupt: mount must fail naming the superblock;
  *  - every other image either mounts and can be walked completely (every
  *    failing call leaves an error message) or fails with a message that
- *    names a place. Nothing may crash, hang, leak or write. */
+ *    names a place. Nothing may crash, hang, leak or write;
+ *  - the data, driven by the README's table: a file read in full gives the
+ *    README's bytes, never other ones (the README's "read:" notes list the
+ *    two images whose file differs), a failed read leaves a message, and a
+ *    file the table says the damage leaves intact must read when the image
+ *    mounts and a checker would repair it without a rebuild. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -112,6 +117,119 @@ static void md5_of(struct ubikit_fs *fs, const char *path, char hex[33])
 	util_md5_hex(&c, hex);
 }
 
+/* The README's table: per image the mode and the F Fc H Hc S D Dc columns. */
+struct row {
+	char name[32], mode[32];
+	int F, Fc, H, Hc, S, D, Dc;
+};
+
+static int readme_row(const char *name, struct row *out)
+{
+	FILE *f = fopen(IMGDIR "/README.md", "r");
+	assert_non_null(f);
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		struct row r;
+		int Fx, Hx;
+		if (sscanf(line, "| %31[a-z0-9_] | %31[a-z_] | %d | %d | %d | %d | %d | %d | %d | %d | %d |", r.name,
+			   r.mode, &r.F, &r.Fc, &Fx, &r.H, &r.Hc, &Hx, &r.S, &r.D, &r.Dc) == 11 &&
+		    !strcmp(r.name, name)) {
+			*out = r;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* the README's "read:" note for (image, path): "prefix=N", "other" or "" */
+static void readme_note(const char *name, const char *path, char *note, size_t len)
+{
+	FILE *f = fopen(IMGDIR "/README.md", "r");
+	assert_non_null(f);
+	char line[512], n[64], p[128], v[64];
+	note[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "| read: | %63[a-z0-9_] | %127[a-z_/] | %63[a-z0-9=] |", n, p, v) == 3 &&
+		    !strcmp(n, name) && !strcmp(p, path))
+			snprintf(note, len, "%s", v);
+	fclose(f);
+}
+
+/* Read a whole file: 0 and its md5 (and first bytes), or the error. */
+static int read_all(struct ubikit_fs *fs, const char *path, char hex[33], uint8_t *head, size_t *headlen)
+{
+	struct ubikit_file *f;
+	int err = ubikit_open(fs, path, 0, 0, &f);
+	if (err)
+		return err;
+	struct util_md5 c;
+	util_md5_init(&c);
+	uint8_t buf[4096];
+	ssize_t n;
+	size_t hl = 0;
+	while ((n = ubikit_read(f, buf, sizeof(buf))) > 0) {
+		util_md5_update(&c, buf, (size_t)n);
+		size_t take = hl + (size_t)n <= *headlen ? (size_t)n : *headlen - hl;
+		memcpy(head + hl, buf, take);
+		hl += take;
+	}
+	ubikit_close(f);
+	if (n < 0)
+		return (int)n;
+	*headlen = hl;
+	util_md5_hex(&c, hex);
+	return 0;
+}
+
+static uint8_t good_corrupt_file[2048]; /* from t_good, checked against the README md5 */
+
+static int check_data(struct ubikit_fs *fs, const char *name)
+{
+	struct row r;
+	assert_true(readme_row(name, &r));
+	struct {
+		const char *path;
+		int present, same;
+		const char *md5;
+	} files[] = {
+		{"/corrupt_file", r.F, r.Fc, "7d2f953e91033c743ab6a801d5ee6e15"},
+		{"/hardl_corrupt_file", r.H, r.Hc, "7d2f953e91033c743ab6a801d5ee6e15"},
+		{"/softl_corrupt_file", r.S && r.F, r.Fc, "7d2f953e91033c743ab6a801d5ee6e15"},
+		{"/dir/file", r.D, r.Dc, "ba1f2511fc30423bdbb183fe33f3dd0f"},
+	};
+	bool repairable = !strcmp(r.mode, "safe") || !strcmp(r.mode, "danger_default");
+	int reads = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char hex[33], note[64];
+		uint8_t head[4096];
+		size_t hl = sizeof(head);
+		int err = read_all(fs, files[i].path, hex, head, &hl);
+		if (err) {
+			/* (ENOENT, EISDIR: the entry is gone or is no file: plain errno) */
+			if (err != -ENOENT && err != -EISDIR && !ubikit_errmsg(fs)[0])
+				fail_msg("%s: %s: error %d without a message", name, files[i].path, err);
+			if (files[i].present && files[i].same && repairable)
+				fail_msg("%s: %s: %d (%s), but the README says the damage leaves it intact", name,
+					 files[i].path, err, ubikit_errmsg(fs));
+			continue;
+		}
+		reads++;
+		if (!strcmp(hex, files[i].md5))
+			continue;
+		readme_note(name, files[i].path, note, sizeof(note));
+		if (!strncmp(note, "prefix=", 7)) {
+			size_t want = (size_t)atoi(note + 7);
+			if (hl != want || memcmp(head, good_corrupt_file, want))
+				fail_msg("%s: %s: not the file's first %zu bytes", name, files[i].path, want);
+		} else if (strcmp(note, "other") != 0) {
+			fail_msg("%s: %s: read other bytes (md5 %s, README %s)", name, files[i].path, hex, files[i].md5);
+		}
+	}
+	return reads;
+}
+
 static void t_good(void **s)
 {
 	(void)s;
@@ -132,6 +250,9 @@ static void t_good(void **s)
 	assert_int_equal(st.nlink, 2);
 	md5_of(fs, "/corrupt_file", hex);
 	assert_string_equal(hex, "7d2f953e91033c743ab6a801d5ee6e15");
+	size_t gl = sizeof(good_corrupt_file);
+	assert_int_equal(read_all(fs, "/corrupt_file", hex, good_corrupt_file, &gl), 0);
+	assert_int_equal(gl, sizeof(good_corrupt_file));
 	assert_int_equal(ubikit_lstat(fs, "/hardl_corrupt_file", &st2), 0);
 	assert_int_equal(st2.ino, st.ino);
 	char v[16];
@@ -211,7 +332,7 @@ static void t_good(void **s)
 static void t_all(void **s)
 {
 	(void)s;
-	int mounted = 0, refused = 0;
+	int mounted = 0, refused = 0, reads = 0;
 	for (size_t i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
 		const char *name = images[i];
 		struct img m;
@@ -243,12 +364,14 @@ static void t_all(void **s)
 				errors ? ubikit_errmsg(fs) : "");
 			if (errors)
 				assert_true(strlen(ubikit_errmsg(fs)) > 10);
+			reads += check_data(fs, name);
 			ubikit_unmount(fs);
 			mounted++;
 		}
 		close_img(&m);
 	}
-	fprintf(stderr, "%d mounted, %d refused\n", mounted, refused);
+	fprintf(stderr, "%d mounted, %d refused, %d whole-file reads checked against the README\n", mounted, refused,
+		reads);
 	assert_int_equal(mounted + refused, (int)(sizeof(images) / sizeof(images[0])));
 	assert_true(mounted > 20);
 }

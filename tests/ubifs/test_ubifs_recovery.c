@@ -250,10 +250,8 @@ static void t_bad_node_in_older_bud(void **s)
 	for (int i = 0; i < nbuds && b < 0; i++)
 		if (last_bud_of(buds[i].jhead) != i)
 			b = i;
-	if (b < 0) {
-		fprintf(stderr, "no bud that is not the last of its head: skipped\n");
-		return;
-	}
+	if (b < 0) /* the stored image has one: its absence means a broken scan */
+		fail_msg("no bud that is not the last of its head");
 	uint8_t *img = copy();
 	size_t at = (size_t)buds[b].lnum * leb + buds[b].offs;
 	assert_int_equal(get_le32(img + at), 0x06101831u);

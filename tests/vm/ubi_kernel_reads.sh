@@ -11,8 +11,8 @@ set -euo pipefail
 WORKLOAD=$(dirname "$UBIKIT")/../tests/tools/ubi_workload
 [ -x "$WORKLOAD" ] || { echo "FAIL: $WORKLOAD not built"; exit 1; }
 rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../tools/test_lib.sh"
+T_SOFT=1
 
 run_case() { # name flash-create-options vm-geometry [bad-PEB]
   local name=$1 copts=$2 vmgeo=$3 bad=${4:-}
@@ -120,6 +120,6 @@ PY
 }
 command -v ubinize >/dev/null && fmt_case
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+if [ "$T_FAILS" -ne 0 ]; then echo "$T_FAILS failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
 cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_kernel_reads: all passed"

@@ -9,8 +9,8 @@
 set -euo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}" "${LINUX_VM:?}"
 rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../tools/test_lib.sh"
+T_SOFT=1
 
 python3 - <<'PY'
 import random
@@ -99,6 +99,6 @@ run_case nand2k "--nand 2048:64:128KiB" "--page 2048 --subpage 512 --peb 128KiB"
 # marker the kernel leaves in the OOB.
 run_case nand4k-oob "--nand 4096:128:256KiB --image-has-oob" "--page 4096 --subpage 1024 --oob 128 --with-oob --peb 256KiB" $((256 * 64 * (4096 + 128))) 7
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
+if [ "$T_FAILS" -ne 0 ]; then echo "$T_FAILS failure(s); files kept in $UBIKIT_SCRATCH"; exit 1; fi
 cd / && rm -rf "$UBIKIT_SCRATCH"   # large images: keep them only after a failure
 echo "ubi_kernel_writes: all passed"

@@ -8,8 +8,8 @@
 set -euo pipefail
 S=${UBIKIT_SCRATCH:?}
 : "${UBIKIT:?}" "${UBIKIT_SRC:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (owners, devices, trusted.* xattrs compared)"; exit 0; }
+. "$(dirname "$0")/../tools/test_lib.sh"
+is_root || skip "needs root (owners, devices, trusted.* xattrs compared)"
 rm -rf "$S"
 mkdir -p "$S/data"
 DEST=$S/data WORK=$S/work LINUX_VM=${LINUX_VM:-$UBIKIT_SRC/tests/vm/linux-ubifs-vm} \
