@@ -6,18 +6,19 @@
 # unmounts cleanly on SIGTERM (background) and SIGINT (foreground); a
 # regular file is refused as a mount point.
 set -uo pipefail
-S=${UBIKIT_SCRATCH:?}
+. "$(dirname "$0")/test_lib.sh"
+S=$UBIKIT_SCRATCH
 P=${UBIKIT_SRC:?}/tests/tools/safe_patch.py
-fail() { echo "FAIL: $*" >&2; exit 1; }
-if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || ! command -v mkfs.ubifs >/dev/null ||
-	! command -v python3 >/dev/null; then
-	echo "SKIP: needs /dev/fuse, fusermount3, mkfs.ubifs and python3"
-	exit 0
-fi
+[ -c /dev/fuse ] || skip "/dev/fuse is missing: FUSE mount not tested"
+need fusermount3 mkfs.ubifs python3 pgrep
 rm -rf "$S"
 mkdir -p "$S/tree" "$S/mnt"
 cd "$S" || exit 1
-cleanup() { mountpoint -q "$S/mnt" && fusermount3 -u "$S/mnt"; true; }
+cleanup() {
+	local rc=$?
+	mountpoint -q "$S/mnt" && fusermount3 -u "$S/mnt"
+	t_on_exit $rc
+}
 trap cleanup EXIT
 wait_mounted() { for _ in $(seq 50); do mountpoint -q "$S/mnt" && return 0; sleep 0.1; done; return 1; }
 wait_unmounted() { for _ in $(seq 50); do mountpoint -q "$S/mnt" || return 0; sleep 0.1; done; return 1; }
@@ -52,7 +53,7 @@ grep -q "bad size 5000" fuse.err || fail "the damaged read was not logged: $(cat
 # 3. relative mount point, background, SIGTERM: unmounted, nothing left behind
 "$UBIKIT" mount fs.ubifs mnt || fail "background mount failed"
 wait_mounted || fail "background: not mounted after 5 s"
-dpid=$(fuser -m "$S/mnt" 2>/dev/null | tr -s ' ' '\n' | grep -E '^[0-9]+$' | head -1)
+dpid=$(command -v fuser >/dev/null && fuser -m "$S/mnt" 2>/dev/null | tr -s " " "\n" | grep -E "^[0-9]+$" | head -1)
 [ -n "$dpid" ] || dpid=$(pgrep -f "^$UBIKIT mount fs.ubifs mnt$" | head -1)
 [ -n "$dpid" ] || fail "cannot find the mount daemon"
 kill -TERM "$dpid"
@@ -80,4 +81,4 @@ wait_unmounted || fail "SIGINT: still mounted"
 [ $rc = 1 ] || fail "mount on a regular file: exit $rc, expected 1"
 grep -q "is not a directory" err || fail "mount on a regular file: message '$(cat err)'"
 grep -q " $S/file " /proc/mounts && { umount "$S/file"; fail "mounted on a regular file"; }
-echo "PASS"
+echo "safe_fuse: all passed"

@@ -6,14 +6,11 @@
 #  - a UBI image (ubinize) padded with zeros to 4 GiB (a sparse file):
 #    read commands keep a small resident set, whatever the image's size.
 set -uo pipefail
-S=${UBIKIT_SCRATCH:?}
+. "$(dirname "$0")/test_lib.sh"
+S=$UBIKIT_SCRATCH
 U=${UBIKIT:?}
 P=${UBIKIT_SRC:?}/tests/tools/safe_patch.py
-fail() { echo "FAIL: $*" >&2; exit 1; }
-if ! command -v mkfs.ubifs >/dev/null || ! command -v ubinize >/dev/null || ! command -v python3 >/dev/null; then
-	echo "SKIP: needs mkfs.ubifs, ubinize (mtd-utils) and python3"
-	exit 0
-fi
+need mkfs.ubifs ubinize python3 timeout
 rm -rf "$S"
 mkdir -p "$S/tree"
 cd "$S" || exit 1
@@ -90,4 +87,4 @@ timeout 10 "$U" info zero.img 2>err; rc=$?
 rm -f zero.img
 [ $rc = 1 ] || fail "info on 1 TiB of zeros: exit $rc, expected 1 (124 = still scanning after 10 s)"
 grep -q "no UBI erase-counter header .* in the first 64 MiB" err || fail "info on 1 TiB of zeros: $(cat err)"
-echo PASS
+echo "safe_hostile: all passed"

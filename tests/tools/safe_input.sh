@@ -5,34 +5,30 @@
 # Reference images come from mtd-utils (mkfs.ubifs, ubinize); damaged ones
 # from safe_patch.py (independent of ubikit, CRCs recomputed).
 set -uo pipefail
-S=${UBIKIT_SCRATCH:?}
+. "$(dirname "$0")/test_lib.sh"
+S=$UBIKIT_SCRATCH
 U=${UBIKIT:?}
 P=${UBIKIT_SRC:?}/tests/tools/safe_patch.py
+need mkfs.ubifs ubinize python3
 # SAFE_KEEP_GOING=1: report every failed check, not just the first (to see
 # which checks an older build fails).
-nfail=0
-fail() {
-	echo "FAIL: $*" >&2
-	[ "${SAFE_KEEP_GOING:-}" = 1 ] || exit 1
-	nfail=$((nfail + 1))
-}
-if ! command -v mkfs.ubifs >/dev/null || ! command -v ubinize >/dev/null || ! command -v python3 >/dev/null; then
-	echo "SKIP: needs mkfs.ubifs, ubinize (mtd-utils) and python3"
-	exit 0
-fi
+[ "${SAFE_KEEP_GOING:-}" = 1 ] && T_SOFT=1
 rm -rf "$S"
 mkdir -p "$S"
 cd "$S" || exit 1
 
-# expect STATUS PATTERN CMD...: run CMD, check its exit status and that
-# stderr matches PATTERN (grep -E; "" = anything).
+# expect STATUS PATTERN CMD...: run CMD (test_lib's run: a sanitizer report
+# or a crash fails), check its exact exit status and that stderr matches
+# PATTERN (grep -E, case-sensitive; "" = anything). Leaves out and err.
 expect() {
 	local want=$1 pat=$2
 	shift 2
-	"$@" >out 2>err
-	local rc=$?
-	[ $rc = "$want" ] || { fail "$*: exit $rc, expected $want; stderr: $(head -c 300 err)"; return; }
+	run "$@"
+	cp "$T_OUT" out
+	cp "$T_ERR" err
+	[ "$T_RC" = "$want" ] || { fail "$*: exit $T_RC, expected $want; stderr: $(head -c 300 err)"; return 0; }
 	[ -z "$pat" ] || grep -qE -- "$pat" err || fail "$*: stderr does not match /$pat/: $(head -c 300 err)"
+	return 0
 }
 
 # Reference UBIFS and UBI images (mtd-utils).
@@ -140,6 +136,7 @@ for c in "info f.img" "ls -lR f.img" "dump f.img" "ubi info f.img" "flash info f
 	# shellcheck disable=SC2086
 	"$U" $c >/dev/full 2>err
 	rc=$?
+	san_check "$c >/dev/full" err
 	[ $rc = 1 ] || fail "$c >/dev/full: exit $rc, expected 1"
 	grep -q "error writing to standard output: No space left on device" err || fail "$c >/dev/full: $(cat err)"
 done
@@ -152,9 +149,8 @@ grep -q "^1 files could not be extracted" err || fail "extract summary: $(cat er
 for c in "flash create" "flash info" "flash erase" "flash inject" ubinize format "ubi info" "ubi mkvol" \
 	"ubi update" info ls cat extract dump mount bench; do
 	# shellcheck disable=SC2086
-	"$U" $c --no-such-option x >/dev/null 2>&1
-	rc=$?
-	[ $rc = 2 ] || fail "$c --no-such-option: exit $rc, expected 2"
+	run "$U" $c --no-such-option x
+	[ "$T_RC" = 2 ] || fail "$c --no-such-option: exit $T_RC, expected 2"
 done
 expect 2 'bad physical eraseblock size' "$U" ubinize -o x.img -p 0 -m 2048 u.ini
 expect 2 'the volume was not given' "$U" ubi rmvol r.img
@@ -165,5 +161,4 @@ expect 2 'error: -s 5 differs from the size of "three" \(4\)' "$U" ubi update r.
 expect 2 'error: --size 5 differs' "$U" ubi update r.img -n 0 --size=5 three
 expect 2 'bad value "10Mb" for option --size' "$U" ubi mkvol r.img -N x --size 10Mb
 expect 2 'bad value "10Mb" for option -s' "$U" ubi mkvol r.img -N x -s 10Mb
-[ $nfail = 0 ] || { echo "$nfail checks failed"; exit 1; }
-echo PASS
+finish safe_input
