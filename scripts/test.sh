@@ -4,7 +4,7 @@
 # every test through CTest: unit suites, CLI and mtd-utils interop, Linux-kernel
 # interop in a QEMU VM (label "vm"), and brief fuzzing (label "fuzz").
 # First it builds what users build: the default compiler (GCC) in Release, as
-# scripts/main.sh does (a warning only GCC -O2 sees fails here); the CTest
+# scripts/main.sh does, tests included (a warning only GCC -O2 sees fails here); the CTest
 # entry main_job then runs the main job's short form on that build.
 #   UBIKIT_LONG_TESTS=1    longer torture/power-cut runs
 #   UBIKIT_FUZZ_SECONDS=N  fuzz each target N seconds (default 20)
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 build=${UBIKIT_BUILD_DIR:-build-test}
 release=${UBIKIT_RELEASE_BUILD_DIR:-build-release}
-cmake -S . -B "$release" -DCMAKE_BUILD_TYPE=Release -DUBIKIT_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B "$release" -DCMAKE_BUILD_TYPE=Release -DUBIKIT_BUILD_TESTS=ON >/dev/null
 cmake --build "$release" -j"$(nproc)"
 CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DUBIKIT_SANITIZE=ON -DUBIKIT_FUZZ=ON \

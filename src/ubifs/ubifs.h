@@ -55,6 +55,8 @@ struct ubifs_fs_info {
 	uint64_t max_sqnum;        /* after replay */
 	uint64_t highest_inum;     /* after replay */
 	uint32_t log_lebs_used;    /* log LEBs replayed */
+	uint32_t log_wraps;        /* the replayed log went on from its last LEB to its first */
+	uint32_t bud_rerefs;       /* reference nodes to a bud already referred to (skipped) */
 	uint32_t buds;             /* buds replayed */
 	uint64_t replayed_nodes;   /* journal nodes applied */
 	uint32_t lhead_lnum, lhead_offs; /* log head after replay */

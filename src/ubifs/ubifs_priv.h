@@ -43,6 +43,7 @@ struct ubifs_fs {
 	uint64_t max_sqnum, highest_inum, cmt_no, cs_sqnum;
 	uint32_t lhead_lnum, lhead_offs, ltail_lnum;
 	uint32_t log_lebs_used, buds;
+	uint32_t log_wraps, bud_rerefs; /* replay: log went past its last LEB; references to known buds */
 	uint64_t replayed_nodes;
 	uint32_t orphans_killed, recovered_lebs;
 

@@ -53,8 +53,10 @@ static int validate_ref(struct ubifs_fs *fs, struct replay *r, const struct ubif
 	for (size_t i = 0; i < r->nbuds; i++) {
 		if (r->buds[i].lnum != ref->lnum)
 			continue;
-		if (r->buds[i].jhead == ref->jhead && r->buds[i].offs <= ref->offs)
+		if (r->buds[i].jhead == ref->jhead && r->buds[i].offs <= ref->offs) {
+			fs->bud_rerefs++; /* a commit started after this bud: its nodes are replayed once */
 			return 1;
+		}
 		return util_err_set(&fs->err, -EINVAL, "reference node at log LEB %u:%u: bud LEB %u:%u was already referred",
 				    lnum, offs, ref->lnum, ref->offs);
 	}
@@ -396,7 +398,7 @@ int ubifs_replay_journal(struct ubifs_fs *fs)
 	fs->lhead_lnum = lnum;
 	fs->lhead_offs = 0;
 	fs->cs_sqnum = 0;
-	int err = 0;
+	int err = 0, wrapped = 0;
 	do {
 		err = replay_log_leb(fs, &r, lnum);
 		if (err == 1) {
@@ -411,7 +413,9 @@ int ubifs_replay_journal(struct ubifs_fs *fs)
 		if (err)
 			goto out;
 		fs->log_lebs_used++;
-		lnum = lnum + 1 > fs->log_last ? fs->log_first : lnum + 1;
+		fs->log_wraps += wrapped; /* a LEB of this log after its last LEB */
+		wrapped = lnum + 1 > fs->log_last;
+		lnum = wrapped ? fs->log_first : lnum + 1;
 	} while (lnum != fs->ltail_lnum);
 	for (size_t i = 0; i < r.nbuds && !err; i++)
 		err = replay_bud(fs, &r, i);

@@ -127,6 +127,8 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->max_sqnum = fs->max_sqnum;
 	o->highest_inum = fs->highest_inum;
 	o->log_lebs_used = fs->log_lebs_used;
+	o->log_wraps = fs->log_wraps;
+	o->bud_rerefs = fs->bud_rerefs;
 	o->buds = fs->buds;
 	o->replayed_nodes = fs->replayed_nodes;
 	o->lhead_lnum = fs->lhead_lnum;

@@ -230,7 +230,7 @@ static int open_mode_of(const char *path)
 	struct dirent *e;
 	int mode = -1;
 	while ((e = readdir(dir)) && mode < 0) {
-		char l[64], t[PATH_MAX];
+		char l[sizeof(e->d_name) + 32], t[PATH_MAX];
 		snprintf(l, sizeof(l), "/proc/self/fd/%s", e->d_name);
 		ssize_t n = readlink(l, t, sizeof(t) - 1);
 		if (n <= 0)

@@ -11,30 +11,27 @@
 # Needs root to mount: skipped (exit 77) otherwise, never passed.
 set -uo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
+. "$(dirname "$0")/test_lib.sh"
+T_SOFT=1
 S=$UBIKIT_SCRATCH
 M=$S/mnt
-cleanup() { umount "$M" 2>/dev/null; }
 rm -rf "$S"; mkdir -p "$M" || exit 1
-if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=6m,mode=0755 tmpfs "$M" 2>/dev/null; then
-	echo "safe_disk_full: SKIPPED: cannot mount a small tmpfs (needs root)"
-	exit 77
-fi
-trap cleanup EXIT
+is_root || skip "needs root to mount a small tmpfs"
+mount -t tmpfs -o size=6m,mode=0755 tmpfs "$M" 2>/dev/null || skip "cannot mount a small tmpfs here"
+trap 'rc=$?; umount "$M" 2>/dev/null; t_on_exit $rc' EXIT
 cd "$S" || exit 1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 U() { "$UBIKIT" "$@"; }
 expect() { # RC REGEX WHAT -- command...
-	local want=$1 re=$2 what=$3 rc
+	local want=$1 re=$2 what=$3
 	shift 4
-	"$@" >out.txt 2>err.txt
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		fail "$what: exit $rc, expected $want"; sed 's/^/    /' err.txt; return
+	run "$@"
+	if [ "$T_RC" != "$want" ]; then
+		fail "$what: exit $T_RC, expected $want"; sed 's/^/    /' "$T_ERR" >&2; return 0
 	fi
-	[ -z "$re" ] || grep -Eqi -- "$re" err.txt || { fail "$what: message does not match /$re/:"; sed 's/^/    /' err.txt; }
+	[ -z "$re" ] || grep -Eqi -- "$re" "$T_ERR" || { fail "$what: message does not match /$re/:"; sed 's/^/    /' "$T_ERR" >&2; }
+	return 0
 }
-same() { md5sum -c --quiet "$2" >/dev/null 2>&1 || { fail "$1: files changed"; md5sum -c "$2" 2>&1 | grep -v ': OK'; }; }
+same() { md5sum -c --quiet "$2" >/dev/null 2>&1 || { fail "$1: files changed"; md5sum -c "$2" 2>&1 | grep -v ': OK' >&2; }; }
 # Fill the tmpfs but for KiB kibibytes.
 fill_but() { rm -f "$M/filler"; local free; free=$(df -B1K --output=avail "$M" | tail -1)
 	[ "$free" -gt "$1" ] && head -c $(((free - $1) * 1024)) /dev/zero >"$M/filler" 2>/dev/null; true; }
@@ -88,5 +85,4 @@ U ubi mkvol "$M/u.img" -N v -S 2 >/dev/null || fail "mkvol once there is room"
 rm -f "$M"/*
 U flash create "$M/c.img" --size 4MiB >/dev/null || fail "flash create once there is room"
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $S"; exit 1; fi
-echo "safe_disk_full: all passed"
+finish safe_disk_full

@@ -18,33 +18,34 @@
 #     image changes; no message shows a bare errno number.
 set -uo pipefail
 : "${UBIKIT:?}" "${UBIKIT_SCRATCH:?}"
+. "$(dirname "$0")/test_lib.sh"
+T_SOFT=1
 S=$UBIKIT_SCRATCH
 rm -rf "$S"; mkdir -p "$S"; cd "$S" || exit 1
-trap 'mountpoint -q "$S/mnt" 2>/dev/null && fusermount3 -u "$S/mnt"; true' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+trap 'rc=$?; mountpoint -q "$S/mnt" 2>/dev/null && fusermount3 -u "$S/mnt"; t_on_exit $rc' EXIT
 U() { "$UBIKIT" "$@"; }
 sums() { md5sum "$@" 2>/dev/null; }
 # Wait until some process holds a lock on FILE (by inode, in /proc/locks).
 wait_lock() { local i; i=$(stat -c %i "$1"); for _ in $(seq 100); do grep -q ":$i " /proc/locks && return; sleep 0.1; done; fail "no lock on $1"; }
 
-# expect RC REGEX WHAT -- command...: exit status RC exactly, stderr matching
-# REGEX (extended, case-insensitive), and never a bare "(-13)" errno.
+# expect RC REGEX WHAT -- command...: test_lib's run (sanitizer reports and
+# crashes fail), then exit status RC exactly, stderr matching REGEX
+# (extended, case-insensitive), and never a bare "(-13)" errno.
 expect() {
-	local want=$1 re=$2 what=$3 rc
+	local want=$1 re=$2 what=$3
 	shift 4
-	"$@" >out.txt 2>err.txt
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		fail "$what: exit $rc, expected $want"; sed 's/^/    /' err.txt; return
+	run "$@"
+	if [ "$T_RC" != "$want" ]; then
+		fail "$what: exit $T_RC, expected $want"; sed 's/^/    /' "$T_ERR" >&2; return 0
 	fi
-	[ -z "$re" ] || grep -Eqi -- "$re" err.txt || { fail "$what: message does not match /$re/:"; sed 's/^/    /' err.txt; }
-	if grep -Eq '\(-?[0-9]+\)$|failed \(-?[0-9]+\)' err.txt; then
-		fail "$what: bare errno number in the message:"; sed 's/^/    /' err.txt
+	[ -z "$re" ] || grep -Eqi -- "$re" "$T_ERR" || { fail "$what: message does not match /$re/:"; sed 's/^/    /' "$T_ERR" >&2; }
+	if grep -Eq '\(-?[0-9]+\)$|failed \(-?[0-9]+\)' "$T_ERR"; then
+		fail "$what: bare errno number in the message:"; sed 's/^/    /' "$T_ERR" >&2
 	fi
+	return 0
 }
 # same WHAT SUMFILE: the files listed in SUMFILE are unchanged.
-same() { md5sum -c --quiet "$2" >/dev/null 2>&1 || { fail "$1: files changed:"; md5sum -c "$2" 2>&1 | grep -v ': OK' | sed 's/^/    /'; }; }
+same() { md5sum -c --quiet "$2" >/dev/null 2>&1 || { fail "$1: files changed:"; md5sum -c "$2" 2>&1 | grep -v ': OK' | sed 's/^/    /' >&2; }; }
 
 python3 -c "import random; r=random.Random(8); open('a.bin','wb').write(bytes(r.getrandbits(8) for _ in range(300000)))"
 U flash create f.img --size 16MiB >/dev/null || exit 1
@@ -228,6 +229,5 @@ same "unwritable sidecar (erase)" f.md5
 rmdir f.img.sim.tmp
 U ubi mkvol f.img -N y -S 1 >/dev/null || fail "mkvol once the sidecar is writable"
 
-if [ "$fails" -ne 0 ]; then echo "$fails failure(s); files kept in $S"; exit 1; fi
+finish safe_write
 cd / && rm -rf "$S"
-echo "safe_write: all passed"
