@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "tool_image.h"
+#include "ubi_tool_num.h"
 #include "tool_out.h"
 #include "ubi/ubi.h"
 #include "ubifs/ubifs.h"
@@ -352,20 +353,17 @@ int cmd_dump(int argc, char **argv)
 			return 2;
 		if (r)
 			continue;
-		char *end;
 		switch (opt) {
 		case 0x2001:
 		case 0x2002: {
-			long v = strtol(optarg, &end, 0);
-			if (*end || v < 0) {
-				tool_err("dump", "bad number '%s'", optarg);
+			uint64_t v;
+			if (tool_num("ubikit dump", opt == 0x2001 ? "--leb" : "--peb", optarg, false, 0, INT32_MAX, &v))
 				return 2;
-			}
 			if (opt == 0x2001) {
-				leb = v;
+				leb = (long)v;
 				only_ubifs = true;
 			} else {
-				peb = v;
+				peb = (long)v;
 				only_ubi = true;
 			}
 			break;

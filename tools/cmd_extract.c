@@ -51,6 +51,7 @@ struct xctx {
 	uint64_t est_total;
 	struct timespec last_prog;
 	uint64_t ancestors[XT_MAX_DEPTH]; /* directory inodes on the current path */
+	bool made_outdir; /* the output directory is ours (created by this run) */
 };
 
 static int map_put(struct link_map *m, uint64_t ino, const char *path)
@@ -191,6 +192,25 @@ static int copy_file(struct xctx *c, const char *src, const char *dst, const str
 	uint64_t off = 0;
 	bool sparse = false;
 	while (off < st->size) {
+		/* Skip holes without reading them: an inode may claim terabytes
+		 * that hold no data node at all. */
+		uint64_t data;
+		int sr = ubikit_seek_data_ino(c->fs, st->ino, off, &data);
+		if (sr == -ENXIO) {
+			sparse = true;
+			c->s->bytes += st->size - off;
+			break;
+		}
+		if (sr) {
+			ret = sr;
+			fail(c, src, "read error at offset %" PRIu64 ": %s", off, fserr(c, ret));
+			break;
+		}
+		if (data > off) {
+			sparse = true;
+			c->s->bytes += data - off;
+			off = data;
+		}
 		size_t want = st->size - off < COPY_BUF ? (size_t)(st->size - off) : COPY_BUF;
 		ssize_t n = ubikit_pread_ino(c->fs, st->ino, c->buf, want, off);
 		if (n < 0) {
@@ -317,13 +337,17 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 static int extract_dir(struct xctx *c, const char *src, const char *dst, const struct ubikit_stat *st, int depth)
 {
 	struct stat hs;
+	bool existed = false;
 	if (mkdir(dst, 0700)) {
 		if (errno != EEXIST || lstat(dst, &hs) || !S_ISDIR(hs.st_mode)) {
 			fail(c, dst, "cannot create directory: %s", errno == EEXIST ? "exists and is not a directory" : strerror(errno));
 			return -EEXIST;
 		}
-		/* existing directory (the output root or a re-run): make it writable for us */
-		if (chmod(dst, (hs.st_mode & 07777) | 0700)) {
+		/* An existing directory (the output root, or a re-run) is the user's:
+		 * it keeps its own owner, mode and times (extract into /tmp must
+		 * not make /tmp 0700). Only make it writable for us while we work. */
+		existed = !(depth == 0 && c->made_outdir);
+		if ((hs.st_mode & 0700) != 0700 && chmod(dst, (hs.st_mode & 07777) | 0700)) {
 			fail(c, dst, "cannot make writable: %s", strerror(errno));
 			return -errno;
 		}
@@ -371,7 +395,10 @@ static int extract_dir(struct xctx *c, const char *src, const char *dst, const s
 	}
 	if (ret < 0)
 		fail(c, src, "reading the directory: %s", fserr(c, ret));
-	apply_meta(c, src, dst, st);
+	if (!existed)
+		apply_meta(c, src, dst, st);
+	else if ((hs.st_mode & 0700) != 0700 && chmod(dst, hs.st_mode & 07777))
+		fail(c, dst, "cannot restore mode %o: %s", hs.st_mode & 07777, strerror(errno));
 	return 0;
 }
 
@@ -415,7 +442,10 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	int ret = 0;
 	if (S_ISREG(st->mode)) {
 		ret = copy_file(c, src, dst, st);
-		c->s->files++;
+		if (ret)
+			c->s->failed_files++; /* reported; not counted as extracted */
+		else
+			c->s->files++;
 	} else if (S_ISLNK(st->mode)) {
 		char target[4097];
 		ssize_t n = ubikit_readlink_ino(c->fs, st->ino, target, sizeof(target) - 1);
@@ -481,7 +511,9 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 		free(c.buf);
 		return ret;
 	}
-	if (mkdir(outdir, 0755) && errno != EEXIST) {
+	if (mkdir(outdir, 0755) == 0) {
+		c.made_outdir = true;
+	} else if (errno != EEXIST) {
 		ret = -errno;
 		fail(&c, outdir, "cannot create: %s", strerror(errno));
 		free(c.buf);
@@ -571,6 +603,8 @@ int cmd_extract(int argc, char **argv)
 		if (s.xattrs_skipped)
 			fprintf(stderr, "skipped %" PRIu64 " xattrs the host refused (permission/namespace)\n",
 				s.xattrs_skipped);
+		if (s.failed_files)
+			fprintf(stderr, "%" PRIu64 " files could not be extracted (see the errors above)\n", s.failed_files);
 		if (s.errors)
 			fprintf(stderr, "%" PRIu64 " errors\n", s.errors);
 	}

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "flash/flash_sim.h"
+#include "ubi_tool_num.h"
 #include "util/util_size.h"
 
 static void usage_main(FILE *out)
@@ -45,7 +47,11 @@ static void usage_create(FILE *out)
 		"  --sparse           keep erased PEBs as holes (small file; holes are listed in\n"
 		"                     IMAGE.sim, so the file alone is not a plain nanddump image)\n"
 		"  --seed N           seed for bit flips and power-cut patterns (default 1)\n"
-		"SIZE accepts KiB/MiB/GiB suffixes.\n");
+		"  --force            replace IMAGE if it exists (otherwise an existing IMAGE is\n"
+		"                     refused)\n"
+		"SIZE: a number with an optional unit KiB, MiB, GiB, TiB (or K, M, G, T), powers\n"
+		"of 1024; KB, MB, Mb and the like are refused. Without --sparse the whole image is\n"
+		"written, so the free space is checked first and progress is shown on long work.\n");
 }
 
 static void usage_info(FILE *out)
@@ -83,32 +89,28 @@ static int bad_arg(const char *sub, const char *fmt, const char *arg)
 	return 2;
 }
 
-static int parse_u64(const char *sub, const char *opt, const char *text, uint64_t *out)
+/* Every number goes through the one parser and a range check (tool_num). */
+static int parse_num(const char *sub, const char *opt, const char *text, bool size, uint64_t min, uint64_t max,
+		     uint64_t *out)
 {
-	if (util_parse_size(text, out)) {
-		fprintf(stderr, "ubikit flash %s: %s: '%s' is not a number or size (e.g. 2048, 128KiB)\n", sub,
-			opt, text);
-		return 2;
-	}
-	return 0;
+	char who[64];
+	snprintf(who, sizeof(who), "ubikit flash %s", sub);
+	return tool_num(who, opt, text, size, min, max, out) ? 2 : 0;
 }
 
-static int parse_u32(const char *sub, const char *opt, const char *text, uint32_t *out)
+static int parse_u32(const char *sub, const char *opt, const char *text, bool size, uint32_t min, uint32_t max,
+		     uint32_t *out)
 {
 	uint64_t v;
-	if (parse_u64(sub, opt, text, &v))
+	if (parse_num(sub, opt, text, size, min, max, &v))
 		return 2;
-	if (v > UINT32_MAX) {
-		fprintf(stderr, "ubikit flash %s: %s: %s is too large\n", sub, opt, text);
-		return 2;
-	}
 	*out = (uint32_t)v;
 	return 0;
 }
 
 enum {
 	O_SIZE = 1000, O_PAGE, O_OOB, O_PEB, O_SUBPAGE, O_NOR, O_PROFILE, O_WITH_OOB, O_ENDURANCE, O_SEED, O_NOP,
-	O_IN_ORDER, O_SPARSE, O_JSON, O_ALL, O_PEBN, O_PAGEN, O_UNCORR, O_COUNT, O_GROWN, O_HELP
+	O_IN_ORDER, O_SPARSE, O_FORCE, O_JSON, O_ALL, O_PEBN, O_PAGEN, O_UNCORR, O_COUNT, O_GROWN, O_HELP
 };
 
 /* Geometry options shared by create and info. */
@@ -124,19 +126,19 @@ static int geo_opt(const char *sub, int c, struct geo_opts *g)
 	switch (c) {
 	case O_SIZE:
 		g->have_size = true;
-		return parse_u64(sub, "--size", optarg, &g->size);
+		return parse_num(sub, "--size", optarg, true, 1, UINT64_MAX, &g->size);
 	case O_PAGE:
 		g->have_page = true;
-		return parse_u32(sub, "--page", optarg, &g->page);
+		return parse_u32(sub, "--page", optarg, true, 1, UINT32_MAX, &g->page);
 	case O_OOB:
 		g->have_oob = true;
-		return parse_u32(sub, "--oob", optarg, &g->oob);
+		return parse_u32(sub, "--oob", optarg, true, 0, UINT32_MAX, &g->oob);
 	case O_PEB:
 		g->have_peb = true;
-		return parse_u32(sub, "--peb", optarg, &g->peb);
+		return parse_u32(sub, "--peb", optarg, true, 1, UINT32_MAX, &g->peb);
 	case O_SUBPAGE:
 		g->have_subpage = true;
-		return parse_u32(sub, "--subpage", optarg, &g->subpage);
+		return parse_u32(sub, "--subpage", optarg, true, 1, UINT32_MAX, &g->subpage);
 	case O_NOR:
 		g->nor = true;
 		return 0;
@@ -185,6 +187,43 @@ static int geo_apply(const char *sub, const struct geo_opts *o, struct flash_geo
 	return 0;
 }
 
+/* Before anything is written: IMAGE must not exist, unless --force (the
+ * library checks the free space for the whole image). */
+static int check_target(const char *image, bool force)
+{
+	struct stat st;
+	if (stat(image, &st) == 0 && !force) {
+		fprintf(stderr, "ubikit flash create: %s already exists (use --force to replace it)\n", image);
+		return 1;
+	}
+	return 0;
+}
+
+/* Progress of filling a large image: on a terminal always, otherwise in
+ * 10% steps for images of 1 GiB or more. */
+struct create_progress {
+	const char *image;
+	int last; /* last percentage shown, -1 = none */
+};
+
+static void show_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct create_progress *p = arg;
+	bool tty = isatty(STDERR_FILENO);
+	if (total < (tty ? (64ull << 20) : (1ull << 30)))
+		return;
+	int pct = (int)(done * 100 / total);
+	if (pct == p->last || (!tty && pct / 10 == p->last / 10 && p->last >= 0))
+		return;
+	p->last = pct;
+	if (tty)
+		fprintf(stderr, "\r%s: writing erased flash: %3d%% (%" PRIu64 " of %" PRIu64 " MiB)", p->image, pct,
+			done >> 20, total >> 20);
+	else
+		fprintf(stderr, "%s: writing erased flash: %d%% (%" PRIu64 " of %" PRIu64 " MiB)\n", p->image, pct,
+			done >> 20, total >> 20);
+}
+
 static int flash_cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -192,13 +231,14 @@ static int flash_cmd_create(int argc, char **argv)
 		{"peb", 1, 0, O_PEB},           {"subpage", 1, 0, O_SUBPAGE},     {"nor", 0, 0, O_NOR},
 		{"profile", 1, 0, O_PROFILE},   {"with-oob", 0, 0, O_WITH_OOB},   {"endurance", 1, 0, O_ENDURANCE},
 		{"seed", 1, 0, O_SEED},         {"nop", 1, 0, O_NOP},             {"in-order", 0, 0, O_IN_ORDER},
-		{"sparse", 0, 0, O_SPARSE},     {"help", 0, 0, O_HELP},           {0, 0, 0, 0},
+		{"sparse", 0, 0, O_SPARSE},     {"force", 0, 0, O_FORCE},         {"help", 0, 0, O_HELP},
+		{0, 0, 0, 0},
 	};
 	struct geo_opts g = {0};
 	const char *profile = NULL;
 	uint32_t endurance = 0, nop = 1;
 	uint64_t seed = 1;
-	bool have_endurance = false, in_order = false, sparse = false;
+	bool have_endurance = false, in_order = false, sparse = false, force = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -214,24 +254,25 @@ static int flash_cmd_create(int argc, char **argv)
 			break;
 		case O_ENDURANCE:
 			have_endurance = true;
-			if (parse_u32("create", "--endurance", optarg, &endurance))
+			if (parse_u32("create", "--endurance", optarg, false, 0, UINT32_MAX, &endurance))
 				return 2;
 			break;
 		case O_SEED:
-			if (parse_u64("create", "--seed", optarg, &seed))
+			if (parse_num("create", "--seed", optarg, false, 0, UINT64_MAX, &seed))
 				return 2;
 			break;
 		case O_NOP:
-			if (parse_u32("create", "--nop", optarg, &nop))
+			if (parse_u32("create", "--nop", optarg, false, 1, 255, &nop))
 				return 2;
-			if (!nop || nop > 255)
-				return bad_arg("create", "--nop must be 1..255, not %s", optarg);
 			break;
 		case O_IN_ORDER:
 			in_order = true;
 			break;
 		case O_SPARSE:
 			sparse = true;
+			break;
+		case O_FORCE:
+			force = true;
 			break;
 		case 'h':
 		case O_HELP:
@@ -274,9 +315,21 @@ static int flash_cmd_create(int argc, char **argv)
 	cfg.sparse = sparse;
 	cfg.file_has_oob = g.with_oob;
 	cfg.path = image;
-	struct flash_dev *dev;
 	char msg[1100];
+	if (flash_sim_check_geometry(&cfg.geo, msg, sizeof(msg))) {
+		fprintf(stderr, "ubikit flash create: invalid geometry: %s\n", msg);
+		return 2;
+	}
+	r = check_target(image, force);
+	if (r)
+		return r;
+	struct create_progress pr = {image, -1};
+	cfg.progress = show_progress;
+	cfg.progress_arg = &pr;
+	struct flash_dev *dev;
 	r = flash_sim_create_ex(&cfg, &dev, msg, sizeof(msg));
+	if (pr.last >= 0 && isatty(STDERR_FILENO))
+		fputc('\n', stderr);
 	if (r == -EINVAL) {
 		/* Geometry problems are argument errors. */
 		fprintf(stderr, "ubikit flash create: invalid geometry: %s\n", msg);
@@ -458,7 +511,7 @@ static int flash_cmd_erase(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == O_PEBN) {
 			have_peb = true;
-			if (parse_u32("erase", "--peb", optarg, &peb))
+			if (parse_u32("erase", "--peb", optarg, false, 0, UINT32_MAX, &peb))
 				return 2;
 		} else if (c == O_ALL)
 			all = true;
@@ -535,17 +588,18 @@ static int flash_cmd_inject(int argc, char **argv)
 		switch (c) {
 		case O_PEBN:
 			have_peb = true;
-			if (parse_u32("inject", "--peb", optarg, &peb))
+			if (parse_u32("inject", "--peb", optarg, false, 0, UINT32_MAX, &peb))
 				return 2;
 			break;
 		case O_PAGEN:
 			have_page = true;
-			if (parse_u32("inject", "--page", optarg, &page))
+			if (parse_u32("inject", "--page", optarg, false, 0, UINT32_MAX, &page))
 				return 2;
 			break;
 		case O_COUNT:
 			have_count = true;
-			if (parse_u32("inject", "--count", optarg, &count))
+			/* The physical erase counter is 32 bits: leave room to count up. */
+			if (parse_u32("inject", "--count", optarg, false, 0, UINT32_MAX - 1, &count))
 				return 2;
 			break;
 		case O_UNCORR:

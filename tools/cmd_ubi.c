@@ -43,6 +43,7 @@ struct ubi_cmd {
 	const char *out;
 	uint64_t update_size; /* -S for update from stdin */
 	bool have_update_size;
+	char size_opt[32];        /* the size option as typed (-s, --size, -S), for messages */
 	/* attached state */
 	const char *path;
 	struct util_file_id image_ids[2]; /* the flash image and its sidecar */
@@ -145,29 +146,30 @@ static int fail_op(struct ubi_cmd *c, int r, const char *what)
 }
 
 /* Resolve -n/-N to a volume ID. */
+/* Returns the exit status: 0, 2 (usage: no or two selectors) or 1 (no such volume). */
 static int select_vol(struct ubi_cmd *c, uint32_t *id)
 {
 	if (c->vol_id >= 0 && c->vol_name) {
 		fprintf(stderr, "%s %s: error: give either -n or -N, not both\n", prog, c->sub);
-		return -EINVAL;
+		return 2;
 	}
 	if (c->vol_name) {
 		int r = ubi_vol_find(c->ubi, c->vol_name);
 		if (r < 0) {
 			fprintf(stderr, "%s %s: error: no volume named \"%s\"\n", prog, c->sub, c->vol_name);
-			return r;
+			return 1;
 		}
 		*id = (uint32_t)r;
 		return 0;
 	}
 	if (c->vol_id < 0) {
 		fprintf(stderr, "%s %s: error: the volume was not given (-n ID or -N NAME)\n", prog, c->sub);
-		return -EINVAL;
+		return 2;
 	}
 	struct ubi_vol_info vi;
 	if (ubi_vol_info(c->ubi, (uint32_t)c->vol_id, &vi)) {
 		fprintf(stderr, "%s %s: error: no volume with ID %" PRId64 "\n", prog, c->sub, c->vol_id);
-		return -ENOENT;
+		return 1;
 	}
 	*id = (uint32_t)c->vol_id;
 	return 0;
@@ -347,8 +349,9 @@ static int do_mkvol(struct ubi_cmd *c)
 static int do_rmvol(struct ubi_cmd *c)
 {
 	uint32_t id;
-	if (select_vol(c, &id))
-		return 1;
+	int sel = select_vol(c, &id);
+	if (sel)
+		return sel;
 	int r = ubi_vol_remove(c->ubi, id);
 	if (r)
 		return fail_op(c, r, "cannot remove the volume");
@@ -358,8 +361,9 @@ static int do_rmvol(struct ubi_cmd *c)
 static int do_rsvol(struct ubi_cmd *c)
 {
 	uint32_t id;
-	if (select_vol(c, &id))
-		return 1;
+	int sel = select_vol(c, &id);
+	if (sel)
+		return sel;
 	struct ubi_vol_info vi;
 	int r = ubi_vol_info(c->ubi, id, &vi);
 	if (r)
@@ -385,8 +389,12 @@ static int do_rename(struct ubi_cmd *c, char **pairs, int npairs)
 	}
 	size_t n = (size_t)npairs / 2;
 	struct ubi_rename_req *req = calloc(n, sizeof(*req));
-	if (!req)
+	int *taken = calloc(n, sizeof(*taken)); /* volume whose name pair i takes, or -1 */
+	if (!req || !taken) {
+		free(req);
+		free(taken);
 		return 1;
+	}
 	int ret = 1;
 	for (size_t i = 0; i < n; i++) {
 		int id = ubi_vol_find(c->ubi, pairs[2 * i]);
@@ -397,14 +405,27 @@ static int do_rename(struct ubi_cmd *c, char **pairs, int npairs)
 		req[i].vol_id = (uint32_t)id;
 		req[i].new_name = pairs[2 * i + 1];
 	}
+	for (size_t i = 0; i < n; i++) {
+		taken[i] = ubi_vol_find(c->ubi, req[i].new_name);
+		for (size_t j = 0; j < n && taken[i] >= 0; j++)
+			if ((uint32_t)taken[i] == req[j].vol_id)
+				taken[i] = -1; /* renamed away itself, or renamed to its own name */
+	}
 	int r = ubi_vol_rename(c->ubi, req, n);
 	if (r) {
 		fail_op(c, r, "cannot rename");
 		goto out;
 	}
+	/* As in the kernel, a volume whose name a rename takes (and that is
+	 * not itself renamed) is removed; say so, it is not undoable. */
+	for (size_t i = 0; i < n; i++)
+		if (taken[i] >= 0)
+			fprintf(stderr, "%s rename: volume %d \"%s\" was removed: its name now belongs to volume %u\n",
+				prog, taken[i], req[i].new_name, req[i].vol_id);
 	ret = 0;
 out:
 	free(req);
+	free(taken);
 	return ret;
 }
 
@@ -434,8 +455,9 @@ static int read_all_check(int fd, const char *file, uint64_t size, uint8_t *buf,
 static int do_update(struct ubi_cmd *c, const char *file)
 {
 	uint32_t id;
-	if (select_vol(c, &id))
-		return 1;
+	int sel = select_vol(c, &id);
+	if (sel)
+		return sel;
 	int r;
 	if (c->truncate) {
 		if (file) {
@@ -493,8 +515,8 @@ static int do_update(struct ubi_cmd *c, const char *file)
 		regular = S_ISREG(st.st_mode);
 		size = regular ? (uint64_t)st.st_size : c->update_size;
 		if (c->have_update_size && c->update_size != size && S_ISREG(st.st_mode)) {
-			fprintf(stderr, "%s update: error: -S %" PRIu64 " differs from the size of \"%s\" (%" PRIu64 ")\n",
-				prog, c->update_size, file, size);
+			fprintf(stderr, "%s update: error: %s %" PRIu64 " differs from the size of \"%s\" (%" PRIu64 ")\n",
+				prog, c->size_opt, c->update_size, file, size);
 			close(fd);
 			return 2;
 		}
@@ -552,8 +574,9 @@ out:
 static int do_read(struct ubi_cmd *c)
 {
 	uint32_t id;
-	if (select_vol(c, &id))
-		return 1;
+	int sel = select_vol(c, &id);
+	if (sel)
+		return sel;
 	struct ubi_vol_info vi;
 	int r = ubi_vol_info(c->ubi, id, &vi);
 	if (r)
@@ -706,9 +729,12 @@ int cmd_ubi(int argc, char **argv)
 		case 's':
 			if (!ubi_tool_parse_bytes(optarg, &c.bytes) || !c.bytes)
 				goto badval;
+			if (!c.have_update_size)
+				tool_opt_typed(argv + 1, optind, optarg, ch, c.size_opt, sizeof(c.size_opt));
 			break;
 		case 'S':
 			if (is_update) {
+				tool_opt_typed(argv + 1, optind, optarg, ch, c.size_opt, sizeof(c.size_opt));
 				if (!ubi_tool_parse_bytes(optarg, &c.update_size))
 					goto badval;
 				c.have_update_size = true;
@@ -755,10 +781,12 @@ int cmd_ubi(int argc, char **argv)
 			return 2;
 		}
 		continue;
-	badval:
-		fprintf(stderr, "%s %s: error: bad value \"%s\" for option -%c\n", prog, c.sub, optarg,
-			ch < 0x100 ? ch : '-');
+	badval: {
+		char typed[64];
+		fprintf(stderr, "%s %s: error: bad value \"%s\" for option %s\n", prog, c.sub, optarg,
+			tool_opt_typed(argv + 1, optind, optarg, ch, typed, sizeof(typed)));
 		return 2;
+	}
 	}
 	/* Positional: FLASH, then command-specific words. */
 	int npos = argc - 1 - optind;

@@ -146,6 +146,15 @@ static int read_section(const struct ubi_ini *ini, const struct unz_geo *g, cons
 	if (p) {
 		if (!ubi_tool_parse_bytes(p, &v->bytes) || v->bytes == 0)
 			return fail("bad \"vol_size\" key value \"%s\" (section \"%s\")", p, sname);
+		/* reserved_pebs is a signed 32-bit count in the kernel. */
+		uint64_t lebs = v->bytes / g->leb_size + (v->bytes % g->leb_size != 0);
+		if (lebs > INT32_MAX) {
+			fprintf(stderr,
+				"%s: error: \"vol_size\" %s in section \"%s\" needs %llu LEBs of %u bytes; a UBI "
+				"volume has at most %d\n",
+				prog, p, sname, (unsigned long long)lebs, g->leb_size, INT32_MAX);
+			return -1;
+		}
 		if (v->image && v->image_size > v->bytes) {
 			fprintf(stderr,
 				"%s: error: in section \"%s\": size of the image file \"%s\" is %llu, which is larger "
@@ -360,8 +369,9 @@ static int parse_args(int argc, char **argv, struct unz_geo *g, const char **in,
 				return fail("bad erase counter value: \"%s\"%s", optarg, "");
 			break;
 		case 'x':
-			if (!ubi_tool_parse_u64(optarg, &ver) || ver > INT32_MAX)
-				return fail("bad UBI version: \"%s\"%s", optarg, "");
+			/* one byte in the EC header */
+			if (!ubi_tool_parse_u64(optarg, &ver) || ver > 255)
+				return fail("bad UBI version: \"%s\" (0..255)%s", optarg, "");
 			break;
 		case 'Q':
 			if (!ubi_tool_parse_u64(optarg, &seq) || seq > 0xFFFFFFFFu)
@@ -449,7 +459,7 @@ int cmd_ubinize(int argc, char **argv)
 	if (r == 1)
 		return 0;
 	if (r)
-		return r == -2 ? 2 : 1;
+		return 2; /* every error found in the arguments is a usage error */
 	if (verbose) {
 		printf("%s: LEB size:                  %u\n", prog, g.leb_size);
 		printf("%s: PEB size:                  %u\n", prog, g.peb_size);

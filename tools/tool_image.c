@@ -18,6 +18,8 @@
 #include "ubifs/ubifs_media.h"
 #include "util/util_endian.h"
 #include "util/util_err.h"
+#include "ubi_tool_num.h"
+#include "ubi/ubi_media.h"
 #include "util/util_file.h"
 #include "util/util_size.h"
 
@@ -93,13 +95,16 @@ void tool_image_opts_init(struct tool_image_opts *o)
 	o->vol_id = -1;
 }
 
-static int parse_u32(const char *cmd, const char *what, const char *arg, uint32_t *out)
+/* Through the one number parser; 0 is refused where it would silently mean
+ * "detect" (an explicit --peb 0 is a mistake, not a request to guess). */
+static int parse_u32(const char *cmd, const char *what, const char *arg, bool size, uint32_t min, uint32_t max,
+		     uint32_t *out)
 {
+	char who[64];
 	uint64_t v;
-	if (util_parse_size(arg, &v) || v > UINT32_MAX) {
-		tool_err(cmd, "bad %s '%s' (a number, 0x hex, or with KiB/MiB)", what, arg);
+	snprintf(who, sizeof(who), "ubikit %s", cmd);
+	if (tool_num(who, what, arg, size, min, max, &v))
 		return -1;
-	}
 	*out = (uint32_t)v;
 	return 1;
 }
@@ -124,12 +129,12 @@ int tool_image_opt(struct tool_image_opts *o, int opt, const char *arg, const ch
 		}
 		return 1;
 	case 0x1001:
-		return parse_u32(cmd, "PEB size", arg, &o->peb_size);
+		return parse_u32(cmd, "--peb", arg, true, 1, UINT32_MAX, &o->peb_size);
 	case 0x1002:
-		return parse_u32(cmd, "page size", arg, &o->page_size);
+		return parse_u32(cmd, "--page", arg, true, 1, UINT32_MAX, &o->page_size);
 	case 0x1003:
 		o->with_oob = 1;
-		return parse_u32(cmd, "OOB size", arg, &o->oob_size);
+		return parse_u32(cmd, "--oob", arg, true, 0, UINT32_MAX, &o->oob_size);
 	case 0x1004:
 		o->with_oob = 1;
 		return 1;
@@ -137,15 +142,15 @@ int tool_image_opt(struct tool_image_opts *o, int opt, const char *arg, const ch
 		o->with_oob = 0;
 		return 1;
 	case 0x1006:
-		return parse_u32(cmd, "VID header offset", arg, &o->vid_hdr_offset);
+		return parse_u32(cmd, "--vid-hdr-offset", arg, false, UBI_HDR_SIZE, UINT32_MAX, &o->vid_hdr_offset);
 	case 0x1007:
-		return parse_u32(cmd, "LEB size", arg, &o->leb_size);
+		return parse_u32(cmd, "--leb-size", arg, true, 1, UINT32_MAX, &o->leb_size);
 	case 0x1008:
 		o->vol_name = arg;
 		return 1;
 	case 0x1009: {
 		uint32_t v;
-		if (parse_u32(cmd, "volume ID", arg, &v) < 0)
+		if (parse_u32(cmd, "--vol-id", arg, false, 0, INT32_MAX, &v) < 0)
 			return -1;
 		o->vol_id = v;
 		return 1;

@@ -204,7 +204,14 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 	uint64_t step = 16;
 	if (o->peb_size && o->with_oob == 0)
 		step = o->peb_size;
+	/* Bounded: time follows what the image holds, not its size. The first
+	 * header must come early, and the next within any PEB stride of the
+	 * last one; past that the rest of a file (zeros to 4 GiB, a 1 TiB
+	 * file of nothing) is not read at all. */
+	const uint64_t first_within = 64ull << 20, gap_within = 32ull << 20;
 	for (uint64_t base = 0; base < g->file_size && n_ec < MAX_EC_SEEN; base += bufsz) {
+		if (n_ec == 0 ? base >= first_within : base > ec_off[n_ec - 1] + gap_within)
+			break;
 		size_t len = g->file_size - base < bufsz + UBI_HDR_SIZE ? (size_t)(g->file_size - base)
 									: bufsz + UBI_HDR_SIZE;
 		int ret = pread_full(fd, buf, len, base);
@@ -237,7 +244,8 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 	if (n_ec == 0) {
 		snprintf(msg, msglen,
 			 "no UBIFS superblock at offset 0 and no UBI erase-counter header (\"UBI#\" with a good "
-			 "CRC) anywhere: not a UBI/UBIFS image (or give --kind and the geometry)");
+			 "CRC) in the first %" PRIu64 " MiB: not a UBI/UBIFS image (or give --kind and the geometry)",
+			 first_within >> 20);
 		return -EINVAL;
 	}
 	g->vid_hdr_offset = o->vid_hdr_offset ? o->vid_hdr_offset : first.vid_hdr_offset;

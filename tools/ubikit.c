@@ -1,4 +1,6 @@
 /* ubikit — the command-line entry point: dispatches to a subcommand. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +35,19 @@ static void usage(FILE *out)
 	fprintf(out, "\n'ubikit COMMAND --help' describes a command.\n");
 }
 
+/* Output that did not reach stdout (a full disk, /dev/full, a closed pipe
+ * reader) is a failure of the command, whatever it returned: flush here,
+ * once for every command, and say so. */
+static int check_stdout(const char *cmd, int status)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	int e = errno;
+	fprintf(stderr, "ubikit %s: error writing to standard output: %s\n", cmd, e ? strerror(e) : "write error");
+	return status ? status : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -41,15 +56,21 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return check_stdout("--help", 0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("ubikit 0.1.0\n");
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* "flash info", "ubi info": name the subcommand too in the message. */
+			char name[64];
+			bool sub = (!strcmp(argv[1], "flash") || !strcmp(argv[1], "ubi")) && argc > 2 && argv[2][0] != '-';
+			snprintf(name, sizeof(name), "%s%s%.40s", argv[1], sub ? " " : "", sub ? argv[2] : "");
+			int status = commands[i].run(argc - 1, argv + 1);
+			return check_stdout(name, status);
+		}
 	fprintf(stderr, "ubikit: unknown command '%s' (try 'ubikit --help')\n", argv[1]);
 	return 2;
 }

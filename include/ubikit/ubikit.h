@@ -48,7 +48,8 @@ struct ubikit_stat {
 struct ubikit_dirent {
 	uint64_t ino;
 	unsigned char type; /* DT_* */
-	char name[256];
+	char name[256];     /* a name holding a NUL byte (a damaged image) comes back empty;
+			     * callers must also expect "", ".", ".." and '/' in names */
 	uint64_t cookie;    /* resume position for ubikit_readdir_ino */
 };
 
@@ -118,6 +119,10 @@ int ubikit_removexattr(struct ubikit_fs *fs, const char *path, const char *name)
 int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint64_t *ino);
 int ubikit_stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st);
 ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off);
+/* lseek(SEEK_DATA) on a file: the first offset >= off that may hold data
+ * (all before it reads as zeros), or -ENXIO if only a hole is left. Lets a
+ * copy skip holes without reading them. */
+int ubikit_seek_data_ino(struct ubikit_fs *fs, uint64_t ino, uint64_t off, uint64_t *data_off);
 /* Entries after `cookie` (0 = from the start), one at a time: 1/0/<0. */
 int ubikit_readdir_ino(struct ubikit_fs *fs, uint64_t dir, uint64_t cookie, struct ubikit_dirent *ent);
 ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size);

@@ -74,6 +74,13 @@ int sim_check_geometry(const struct flash_geometry *g, struct util_err *err)
 	}
 	if (!g->page_size || (g->page_size & (g->page_size - 1)))
 		return util_err_set(err, -EINVAL, "page size %u is not a power of two", g->page_size);
+	/* Bounds that keep page + OOB (the file layout's stride) far from
+	 * wrapping 32 bits, whether the numbers come from options or a sidecar. */
+	if (g->page_size > SIM_MAX_PAGE)
+		return util_err_set(err, -EINVAL, "page size %u is larger than %u", g->page_size, SIM_MAX_PAGE);
+	if (g->oob_size > g->page_size)
+		return util_err_set(err, -EINVAL, "OOB size %u is larger than the page size %u", g->oob_size,
+				    g->page_size);
 	if (!g->subpage_size || g->subpage_size > g->page_size || g->page_size % g->subpage_size ||
 	    (g->subpage_size & (g->subpage_size - 1)))
 		return util_err_set(err, -EINVAL, "sub-page size %u does not divide page size %u", g->subpage_size,
@@ -126,6 +133,13 @@ static void sim_power_off(struct flash_sim *s)
 {
 	s->cut = true;
 	s->cut_at = 0;
+}
+
+/* One more erase; the counter sticks at its maximum instead of wrapping to 0. */
+static void wear_inc(struct flash_sim *s, uint32_t peb)
+{
+	if (s->wear[peb] < UINT32_MAX)
+		s->wear[peb]++;
 }
 
 /* Remove injected flips of a PEB (on erase, sticky ones end). */
@@ -414,7 +428,7 @@ static int sim_erase(struct flash_dev *d, uint32_t peb)
 	s->st.erases++;
 	s->st.sim_time_ns += s->cfg.timing.block_erase_ns;
 	if (cut) {
-		s->wear[peb]++;
+		wear_inc(s, peb);
 		s->sidecar_dirty = true;
 		erase_cut(s, peb);
 		memset(&s->nop[(uint64_t)peb * s->units_per_peb], 0, s->units_per_peb);
@@ -433,7 +447,7 @@ static int sim_erase(struct flash_dev *d, uint32_t peb)
 		return util_err_set(&s->err, -EIO, "PEB %u worn out after %u erases (endurance %u)", peb,
 				    s->wear[peb], s->cfg.endurance);
 	}
-	s->wear[peb]++;
+	wear_inc(s, peb);
 	s->sidecar_dirty = true;
 	sim_peb_erase_store(s, peb);
 	memset(&s->nop[(uint64_t)peb * s->units_per_peb], 0, s->units_per_peb);
@@ -554,6 +568,16 @@ int flash_sim_open(const char *path, const struct flash_geometry *geo, bool file
 		   struct flash_dev **out)
 {
 	return flash_sim_open_ex(path, geo, file_has_oob, read_only, out, NULL, 0);
+}
+
+int flash_sim_check_geometry(const struct flash_geometry *geo, char *errbuf, size_t errlen)
+{
+	struct util_err err;
+	util_err_clear(&err);
+	int ret = sim_check_geometry(geo, &err);
+	if (ret)
+		copy_err(errbuf, errlen, &err, ret);
+	return ret;
 }
 
 int flash_sim_create_ex(const struct flash_sim_config *cfg, struct flash_dev **out, char *errbuf, size_t errlen)

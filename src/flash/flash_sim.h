@@ -39,6 +39,10 @@ struct flash_sim_config {
 	bool file_has_oob;        /* file holds page+OOB per page (nanddump -o layout) */
 	bool sparse;              /* file: erased PEBs are holes (recorded in the sidecar);
 				   * small on disk, but not a plain nanddump image */
+	/* Optional: called while a new non-sparse file is filled with 0xFF
+	 * (long work for large devices), with bytes done and the total. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* Fill a config with defaults: SLC NAND 2048+64, 128 KiB PEB, 256 MiB
@@ -48,6 +52,10 @@ void flash_sim_config_default(struct flash_sim_config *cfg);
  * rate), "nor" (NOR, 1-byte min I/O, 64 KiB PEB). Returns -EINVAL if unknown. */
 int flash_sim_config_profile(struct flash_sim_config *cfg, const char *name);
 
+/* Is this a geometry the simulator takes? 0, or -EINVAL with the reason
+ * in errbuf (the check create and open do, for callers that must know
+ * before they do other work). */
+int flash_sim_check_geometry(const struct flash_geometry *geo, char *errbuf, size_t errlen);
 /* Create a new erased device (RAM or a new file + sidecar). */
 int flash_sim_create(const struct flash_sim_config *cfg, struct flash_dev **out);
 /* Open an existing simulator image. Geometry and wear come from the sidecar

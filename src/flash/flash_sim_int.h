@@ -22,6 +22,8 @@ struct sim_flip {
 enum { SIM_GOOD = 0, SIM_BAD_GROWN = 1, SIM_BAD_FACTORY = 2 };
 
 #define SIM_SIDECAR_VERSION 1
+/* Largest NAND page the simulator takes (real parts stop at 16 KiB). */
+#define SIM_MAX_PAGE (1u << 20)
 
 struct flash_sim {
 	struct flash_dev dev; /* first: flash_dev * <-> flash_sim * */
@@ -45,6 +47,7 @@ struct flash_sim {
 	uint8_t *hole;
 	uint8_t *map;
 	size_t map_len;
+	size_t map_touched; /* read-only map: bytes faulted in since the last release */
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;
@@ -92,6 +95,9 @@ uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb);
 /* Copy n bytes at byte off of the PEB's storage (data+OOB layout) to dst:
  * 0xFF for an unstored erased PEB; never faults on a file hole. */
 int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n);
+/* A read of len bytes from the read-only map was done: releases the mapped
+ * pages now and then, so that scanning a huge image keeps a small RSS. */
+void sim_store_read_done(struct flash_sim *s, size_t len);
 /* Make the PEB stored (all 0xFF if it was a hole) and return its bytes.
  * NULL if there is no memory or (file) no disk space: the error is in s->err. */
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb);

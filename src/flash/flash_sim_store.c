@@ -25,6 +25,7 @@
 #include "util/util_crc.h"
 #include "util/util_endian.h"
 #include "util/util_file.h"
+#include "util/util_size.h"
 
 #define SIM_NOR_CHUNK 256u
 
@@ -98,6 +99,26 @@ uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb)
 	return s->map + (uint64_t)peb * s->peb_stride;
 }
 
+/* Memory must follow what the image holds, not its size: a read-only image
+ * is mapped whole, and every page a scan touches (a 64-byte EC header per
+ * PEB of a 4 GiB file of zeros) would stay resident. Readahead is off for
+ * that map (MADV_RANDOM, set at open) and the pages are dropped from the
+ * mapping (MADV_DONTNEED: they stay in the page cache, reclaimable) after
+ * every SIM_RO_RELEASE bytes read. */
+#define SIM_RO_RELEASE ((size_t)32 << 20)
+void sim_store_read_done(struct flash_sim *s, size_t len)
+{
+	if (!s->map || !s->dev.read_only)
+		return;
+	/* A short read still maps a page, and the kernel maps up to 64 KiB of
+	 * cached neighbours with it (fault-around). */
+	s->map_touched += len + ((size_t)64 << 10);
+	if (s->map_touched < SIM_RO_RELEASE)
+		return;
+	s->map_touched = 0;
+	madvise(s->map, s->map_len, MADV_DONTNEED);
+}
+
 int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n)
 {
 	const uint8_t *p = sim_peb_ptr(s, peb);
@@ -107,11 +128,21 @@ int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, s
 	}
 	if (s->ram[peb] || s->reserved[peb] || s->fd < 0) {
 		memcpy(dst, p + off, n);
+		if (!s->ram[peb])
+			sim_store_read_done(s, n);
 		return 0;
 	}
 	/* Part of the file without disk blocks: read(2) returns zeros for a
 	 * hole without allocating anything. */
 	uint64_t pos = (uint64_t)peb * s->peb_stride + off;
+	/* A range that is all hole reads as zeros without asking the page
+	 * cache, which would zero whole (large) folios for it: a 4 GiB image
+	 * of holes cost 26 s of kernel memset for 64-byte header reads. */
+	off_t d = lseek(s->fd, (off_t)pos, SEEK_DATA);
+	if (pos + n <= s->map_len && ((d < 0 && errno == ENXIO) || (d >= 0 && (uint64_t)d >= pos + n))) {
+		memset(dst, 0, n);
+		return 0;
+	}
 	for (size_t done = 0; done < n;) {
 		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(pos + done));
 		if (r < 0 && errno == EINTR)
@@ -473,6 +504,14 @@ static int sidecar_read(struct flash_sim *s, const char *path, struct sidecar *s
 		if (sscanf(line, "%63s %127s", key, val) != 2)
 			goto bad;
 		unsigned long long v = strtoull(val, NULL, 0);
+		/* 32-bit fields: a number that fits, not whatever strtoull and a cast make of it. */
+		static const char *const u32_keys[] = {"page_size", "subpage_size", "oob_size", "peb_size",
+						       "peb_count",  "nop",          "endurance"};
+		for (size_t i = 0; i < sizeof(u32_keys) / sizeof(u32_keys[0]); i++) {
+			uint64_t chk;
+			if (!strcmp(key, u32_keys[i]) && (util_parse_uint(val, &chk) || chk > UINT32_MAX))
+				goto bad;
+		}
 		if (!strcmp(key, "type")) {
 			if (!strcmp(val, "nand"))
 				c->geo.type = FLASH_NAND;
@@ -654,12 +693,14 @@ static int map_file(struct flash_sim *s, size_t len, bool rw)
 		return util_err_set(&s->err, -errno, "cannot mmap %s (%zu bytes): %s", s->path, len, strerror(errno));
 	s->map = m;
 	s->map_len = len;
+	if (!rw)
+		madvise(m, len, MADV_RANDOM); /* see sim_store_read_done */
 	return 0;
 }
 
 /* Fill [from, from+len) of the file with 0xFF through write(2), which
  * reports a full disk (a store into the map would be a SIGBUS). */
-static int fill_ff(int fd, uint64_t from, uint64_t len)
+static int fill_ff(int fd, uint64_t from, uint64_t len, void (*progress)(void *, uint64_t, uint64_t), void *arg)
 {
 	if (!len)
 		return 0;
@@ -681,6 +722,9 @@ static int fill_ff(int fd, uint64_t from, uint64_t len)
 			break;
 		}
 		pos += (uint64_t)w;
+		/* every 64 MiB, so that a caller can show progress on large devices */
+		if (progress && ((pos - from) % (64u << 20) == 0 || pos == from + len))
+			progress(arg, pos - from, len);
 	}
 	free(ff);
 	return ret;
@@ -741,7 +785,7 @@ int sim_store_create_file(struct flash_sim *s)
 		goto fail_rm;
 	}
 	if (!s->sparse) {
-		ret = fill_ff(s->fd, 0, size);
+		ret = fill_ff(s->fd, 0, size, s->cfg.progress, s->cfg.progress_arg);
 		if (ret) {
 			util_err_set(&s->err, ret, "cannot write %s (%" PRIu64 " bytes): %s", s->path, size,
 				     strerror(-ret));
@@ -807,6 +851,11 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 		ret = util_err_set(&s->err, -errno, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* Reads of a scan are small and scattered (headers): no readahead, or
+	 * a 4 GiB image of holes fills the page cache with zeros (and takes
+	 * 40 s). See also sim_store_read_done for the mapped reads. */
+	if (read_only)
+		posix_fadvise(s->fd, 0, 0, POSIX_FADV_RANDOM);
 	/* Readers share the image, a writer has it alone. */
 	ret = util_file_lock(s->fd, !read_only, path, &s->err);
 	if (ret)
@@ -833,8 +882,14 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 		s->dev.geo.peb_count = (uint32_t)((fsize + ps - 1) / ps);
 	}
 	ret = sim_check_geometry(&s->dev.geo, &s->err);
-	if (ret)
+	if (ret) {
+		if (sc.present) { /* the numbers came from the sidecar: say so */
+			char why[UTIL_ERR_MSG_MAX];
+			snprintf(why, sizeof(why), "%s", util_err_msg(&s->err));
+			util_err_set(&s->err, ret, "%s.sim: %s", path, why);
+		}
 		goto fail;
+	}
 	ret = sim_store_init_arrays(s);
 	if (ret)
 		goto fail;
@@ -926,7 +981,7 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 						   size, strerror(errno));
 				goto fail;
 			}
-			ret = fill_ff(s->fd, fsize, fill_to - fsize);
+			ret = fill_ff(s->fd, fsize, fill_to - fsize, NULL, NULL);
 			if (ret) {
 				util_err_set(&s->err, ret, "cannot extend %s to %" PRIu64 " bytes: %s", path, size,
 					     strerror(-ret));

@@ -164,6 +164,18 @@ ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t l
 	return ret;
 }
 
+int ubikit_seek_data_ino(struct ubikit_fs *fs, uint64_t ino, uint64_t off, uint64_t *data_off)
+{
+	struct ubifs_inode *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	int ret = ubifs_read_inode(fs->ubifs, ino, i);
+	if (!ret)
+		ret = ubifs_next_data(fs->ubifs, i, off, data_off);
+	free(i);
+	return ret;
+}
+
 static unsigned char dt_of(uint8_t itype)
 {
 	static const unsigned char dt[] = {8 /* REG */, 4 /* DIR */, 10 /* LNK */, 6 /* BLK */,
@@ -179,7 +191,10 @@ int ubikit_readdir_ino(struct ubikit_fs *fs, uint64_t dir, uint64_t cookie, stru
 		return r;
 	ent->ino = d.inum;
 	ent->type = dt_of(d.type);
-	memcpy(ent->name, d.name, (size_t)d.nlen + 1);
+	if (memchr(d.name, '\0', d.nlen))
+		ent->name[0] = '\0'; /* no C string can hold it: shown as the impossible empty name */
+	else
+		memcpy(ent->name, d.name, (size_t)d.nlen + 1);
 	ent->cookie = d.pos;
 	return 1;
 }

@@ -5,6 +5,8 @@
 #include "fuse/fuse_ubikit.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
@@ -23,6 +25,24 @@
 struct fu_ctx {
 	struct ubikit_fs *fs;
 };
+
+/* What the fs layer reports about damaged content (a bad node, a check
+ * that failed) reaches programs as EIO, the error they expect from a file
+ * system; EINVAL would read as a bug in the caller. Other codes pass. */
+static int fu_err(int neg)
+{
+	int e = -neg;
+	if (e == EINVAL || e == EBADMSG || e == EUCLEAN || e == ELOOP || e == EFBIG || e == ERANGE)
+		return EIO;
+	return e;
+}
+
+/* A name the kernel cannot take in a directory listing: it would fail the
+ * whole directory with EIO (or show a second "." or ".."). */
+static bool fu_bad_name(const char *n)
+{
+	return !n[0] || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..");
+}
 
 static struct ubikit_fs *fu_fs(fuse_req_t req)
 {
@@ -74,7 +94,7 @@ static void fu_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (!ret)
 		ret = fu_entry(fs, ino, &e);
 	if (ret)
-		fuse_reply_err(req, -ret);
+		fuse_reply_err(req, ret == -ENOENT ? ENOENT : fu_err(ret));
 	else
 		fuse_reply_entry(req, &e);
 }
@@ -99,7 +119,7 @@ static void fu_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct ubikit_stat us;
 	int ret = ubikit_stat_ino(fu_fs(req), ino, &us);
 	if (ret) {
-		fuse_reply_err(req, -ret);
+		fuse_reply_err(req, fu_err(ret));
 		return;
 	}
 	struct stat st;
@@ -112,7 +132,7 @@ static void fu_readlink(fuse_req_t req, fuse_ino_t ino)
 	char buf[4097];
 	ssize_t n = ubikit_readlink_ino(fu_fs(req), ino, buf, sizeof(buf) - 1);
 	if (n < 0) {
-		fuse_reply_err(req, (int)-n);
+		fuse_reply_err(req, fu_err((int)n));
 		return;
 	}
 	buf[n] = '\0';
@@ -152,8 +172,11 @@ static void fu_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		return;
 	}
 	ssize_t n = ubikit_pread_ino(fu_fs(req), ino, buf, size, (uint64_t)off);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+	if (n < 0) {
+		fuse_log(FUSE_LOG_ERR, "ubikit: read of inode %llu at %lld: %s\n", (unsigned long long)ino,
+			 (long long)off, ubikit_errmsg(fu_fs(req))[0] ? ubikit_errmsg(fu_fs(req)) : strerror((int)-n));
+		fuse_reply_err(req, fu_err((int)n));
+	}
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
@@ -203,6 +226,15 @@ static void fu_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 			name = de.name;
 			eino = de.ino;
 			next = de.cookie + FU_OFF_BASE;
+			if (fu_bad_name(name)) {
+				/* Hide it (and say so) rather than lose the directory. */
+				fuse_log(FUSE_LOG_WARNING,
+					 "ubikit: directory inode %llu: entry with an impossible name \"%s\" "
+					 "(inode %llu, %zu bytes) hidden\n",
+					 (unsigned long long)ino, name, (unsigned long long)eino, strlen(name));
+				pos = next;
+				continue;
+			}
 		}
 		size_t len;
 		if (plus) {
@@ -228,7 +260,7 @@ static void fu_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 		pos = next;
 	}
 	if (ret < 0 && used == 0)
-		fuse_reply_err(req, -ret);
+		fuse_reply_err(req, fu_err(ret));
 	else
 		fuse_reply_buf(req, buf, used);
 	free(buf);
@@ -319,6 +351,20 @@ static const struct fuse_lowlevel_ops fu_ops = {
 
 int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct fuse_ubikit_opts *o)
 {
+	/* Absolute before anything: daemonizing changes to "/", and the unmount
+	 * at a signal would then miss a relative mount point and leave a dead
+	 * mount. And a directory only: FUSE (as root) would mount over a file. */
+	char abs[PATH_MAX];
+	struct stat mst;
+	if (!realpath(mountpoint, abs) || stat(abs, &mst)) {
+		fprintf(stderr, "ubikit mount: mount point %s: %s\n", mountpoint, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(mst.st_mode)) {
+		fprintf(stderr, "ubikit mount: mount point %s is not a directory\n", mountpoint);
+		return -ENOTDIR;
+	}
+	mountpoint = abs;
 	struct fu_ctx ctx = {.fs = fs};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[1024];

@@ -113,6 +113,11 @@ int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_
 
 /* Read file data (holes read as zeros; nothing beyond size). Returns bytes. */
 ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void *buf, size_t len, uint64_t off);
+/* Like lseek(SEEK_DATA): the first offset >= off (and < size) inside a block
+ * that has a data node; everything before it from off is a hole. 0, or
+ * -ENXIO when only holes are left, or another -errno. Cost: one index
+ * search, whatever the size of the hole. */
+int ubifs_next_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t off, uint64_t *data_off);
 
 /* Like listxattr(2)/getxattr(2) on inode inum (size 0 = return size needed). */
 ssize_t ubifs_listxattr(struct ubifs_fs *fs, uint64_t inum, char *buf, size_t size);

@@ -164,3 +164,32 @@ ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void
 	}
 	return (ssize_t)done;
 }
+
+int ubifs_next_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t off, uint64_t *data_off)
+{
+	if (!S_ISREG(ino->mode))
+		return -EINVAL;
+	if (off >= ino->size)
+		return -ENXIO;
+	/* Data keys of one inode are contiguous in the index, ordered by block:
+	 * the first leaf at or after (inum, data, block of off) answers. */
+	ubifs_tnc_shrink(fs);
+	uint32_t b = (uint32_t)(off >> UBIFS_BLOCK_SHIFT);
+	struct ubifs_key k = ubifs_key_make((uint32_t)ino->inum, UBIFS_DATA_KEY, b);
+	struct ubifs_tnc_pos pos;
+	int err = ubifs_tnc_seek(fs, &k, 0, &pos);
+	if (err == -ENOENT)
+		return -ENXIO;
+	if (err)
+		return err;
+	const struct ubifs_key *at = &ubifs_tnc_at(&pos)->key;
+	if (at->inum != (uint32_t)ino->inum || ubifs_key_type(at) != UBIFS_DATA_KEY)
+		return -ENXIO;
+	uint64_t start = (uint64_t)ubifs_key_value(at) << UBIFS_BLOCK_SHIFT;
+	if (start < off)
+		start = off;
+	if (start >= ino->size)
+		return -ENXIO;
+	*data_off = start;
+	return 0;
+}

@@ -1,11 +1,26 @@
-/* util_size — parsing of sizes and numbers given on command lines and in
- * ini files: decimal, 0x hex, with K/KiB/M/MiB/G/GiB suffixes (powers of 2). */
+/* util_size — the one parser for numbers and sizes given on command lines,
+ * in ini files and in sidecars, and the range check every field goes
+ * through before use.
+ *
+ * Syntax: decimal, 0x hex or 0-prefixed octal (C rules, as mtd-utils), then
+ * for sizes an optional unit, with optional blanks before it. Units are
+ * powers of 1024 and spelled explicitly: KiB, MiB, GiB, TiB (mtd-utils
+ * knows the first three), or the one-letter K, M, G, T for the same. Units
+ * that read as decimal or as bits (KB, MB, Mb, kb, kB, ...) are refused,
+ * not guessed: "10Mb" is an error, never 10 MiB. */
 #ifndef UBIKIT_UTIL_SIZE_H
 #define UBIKIT_UTIL_SIZE_H
 #include <stdint.h>
 
-/* Parse text into *out. Returns 0, or -EINVAL (bad syntax or unknown
- * suffix) / -ERANGE (overflow). Whole string must be consumed. */
+/* Size with an optional unit. Returns 0, -EINVAL (bad syntax, unknown
+ * unit) or -ERANGE (does not fit 64 bits). The whole string is consumed. */
 int util_parse_size(const char *text, uint64_t *out);
+/* Plain unsigned number, no unit. Same returns. */
+int util_parse_uint(const char *text, uint64_t *out);
+/* Either of the above, then min <= value <= max, else -ERANGE. */
+int util_parse_size_in(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+int util_parse_uint_in(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* The units accepted, for error messages. */
+#define UTIL_SIZE_UNITS "KiB, MiB, GiB, TiB (or K, M, G, T: powers of 1024)"
 
 #endif

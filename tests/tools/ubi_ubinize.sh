@@ -119,14 +119,15 @@ s1=$(od -An -tx1 -j24 -N4 r1.img); s2=$(od -An -tx1 -j24 -N4 r2.img)
 grep -q "LEB size: *129024" verbose.txt || { cat verbose.txt >&2; fail "-v output lacks the LEB size"; }
 "$UBIKIT" ubinize -h | grep -q -- "--vid-hdr-offset" || { fail "-h"; }
 
-# Bad input: each must exit 1 (as mtd-utils ubinize: bad ini or bad
-# geometry is an error, not a usage error), print the expected words, and
-# leave no output file.
+# Bad input: each must exit 1 for a bad ini file, 2 for bad command-line
+# arguments (a usage error, as in every ubikit command: issue 8), print the
+# expected words, and leave no output file.
+bad_rc=1
 bad() { # name expected-regex ini-text [flags...]
   local name=$1 re=$2 text=$3; shift 3
   printf '%s\n' "$text" > "bad-$name.ini"
   rm -f bad.img
-  expect_fail 1 "$re" "$UBIKIT" ubinize -o bad.img "$@" "bad-$name.ini"
+  expect_fail $bad_rc "$re" "$UBIKIT" ubinize -o bad.img "$@" "bad-$name.ini"
   if [ -e bad.img ]; then fail "bad case '$name' left an output file"; fi
 }
 G=(-p 128KiB -m 2048 -s 512)
@@ -152,6 +153,7 @@ bad bigalign 'alignment' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v\nvol
 bad zeroalign 'alignment' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v\nvol_alignment=0' "${G[@]}"
 bad syntax 'syntax error.*line 3' $'[v]\nmode=ubi\nthis line has no equals sign\nvol_id=0' "${G[@]}"
 bad nosection 'no sections' $'mode=ubi\nvol_id=0' "${G[@]}"
+bad_rc=2
 bad nopeb 'eraseblock size was not specified' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -m 2048
 bad nominio 'min. I/O unit size was not specified' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB
 bad pow2 'power of 2' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB -m 2000
@@ -159,7 +161,7 @@ bad bigsub 'sub-page cannot be larger' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nv
 bad vidoff8 'multiple of 8' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB -m 2048 -O 100
 bad hugepeb 'too high physical eraseblock' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 4MiB -m 2048
 bad badseq 'image sequence' $'[v]\nmode=ubi\nimage=a.img\nvol_id=0\nvol_name=v' -p 128KiB -m 2048 -Q 0x100000000
-expect_fail 1 "output file was not specified" "$UBIKIT" ubinize -p 128KiB -m 2048 single.ini
+expect_fail 2 "output file was not specified" "$UBIKIT" ubinize -p 128KiB -m 2048 single.ini
 expect_fail 1 'cannot open ini file "no-such.ini"' "$UBIKIT" ubinize -o x.img -p 128KiB -m 2048 no-such.ini
 
 finish ubi_ubinize

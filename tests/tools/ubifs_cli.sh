@@ -17,7 +17,7 @@ for c in ls cat extract info dump mount; do
 	expect_fail 2 "unrecognized option '--bogus-option'" "$UBIKIT" $c --bogus-option x
 done
 expect_fail 2 "-o DIR is required" "$UBIKIT" extract "$S/x"
-expect_fail 2 "bad PEB size '12zz'" "$UBIKIT" ls --peb 12zz "$S/x"
+expect_fail 2 'bad value "12zz" for --peb' "$UBIKIT" ls --peb 12zz "$S/x"
 expect_fail 2 "unknown --kind 'floppy'" "$UBIKIT" ls --kind floppy "$S/x"
 expect_fail 1 "cannot open .*missing.img: No such file" "$UBIKIT" ls "$S/missing.img"
 head -c 300000 /dev/urandom >"$S/random.bin"

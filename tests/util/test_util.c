@@ -48,6 +48,26 @@ static void test_sizes(void **state)
 	assert_int_equal(util_parse_size("-1", &v), -EINVAL);
 	assert_int_equal(util_parse_size("99999999999999999999", &v), -ERANGE);
 	assert_int_equal(util_parse_size("17179869184GiB", &v), -ERANGE);
+	/* Units are explicit powers of 1024; decimal- or bit-looking ones are refused. */
+	assert_int_equal(util_parse_size("10 MiB", &v), 0);
+	assert_int_equal(v, 10u << 20);
+	assert_int_equal(util_parse_size("1TiB", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(util_parse_size("10Mb", &v), -EINVAL);
+	assert_int_equal(util_parse_size("10MB", &v), -EINVAL);
+	assert_int_equal(util_parse_size("10kb", &v), -EINVAL);
+	assert_int_equal(util_parse_size("10mib", &v), -EINVAL);
+	assert_int_equal(util_parse_size(" 10", &v), -EINVAL);
+	assert_int_equal(util_parse_size("10 ", &v), -EINVAL);
+	assert_int_equal(util_parse_uint("10K", &v), -EINVAL);
+	assert_int_equal(util_parse_uint("0x10", &v), 0);
+	assert_int_equal(v, 16);
+	/* Range checks. */
+	assert_int_equal(util_parse_uint_in("255", 0, 255, &v), 0);
+	assert_int_equal(util_parse_uint_in("999", 0, 255, &v), -ERANGE);
+	assert_int_equal(util_parse_size_in("0", 1, 100, &v), -ERANGE);
+	assert_int_equal(util_parse_size_in("4294965249", 0, UINT32_MAX, &v), 0);
+	assert_int_equal(util_parse_size_in("4GiB", 0, UINT32_MAX, &v), -ERANGE);
 }
 
 static void test_splitmix(void **state)
