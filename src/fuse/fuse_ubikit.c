@@ -132,7 +132,12 @@ static void fu_readlink(fuse_req_t req, fuse_ino_t ino)
 	char buf[4097];
 	ssize_t n = ubikit_readlink_ino(fu_fs(req), ino, buf, sizeof(buf) - 1);
 	if (n < 0) {
-		fuse_reply_err(req, fu_err((int)n));
+		/* readlink(2) of a non-symlink is EINVAL; any other EINVAL is damage */
+		struct ubikit_stat us;
+		if (n == -EINVAL && ubikit_stat_ino(fu_fs(req), ino, &us) == 0 && !S_ISLNK(us.mode))
+			fuse_reply_err(req, EINVAL);
+		else
+			fuse_reply_err(req, fu_err((int)n));
 		return;
 	}
 	buf[n] = '\0';
