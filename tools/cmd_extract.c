@@ -54,6 +54,30 @@ struct xctx {
 	bool made_outdir; /* the output directory is ours (created by this run) */
 };
 
+/* Create the missing parents of path (as mkdir -p; the help promises DIR is
+ * created if needed). 0 or -1 with errno set; the last component is left to
+ * the caller, who records whether it made it. */
+static int mkdir_parents(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -1;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) && errno != EEXIST) {
+			int e = errno;
+			free(p);
+			errno = e;
+			return -1;
+		}
+		*s = '/';
+	}
+	free(p);
+	return 0;
+}
+
 static int map_put(struct link_map *m, uint64_t ino, const char *path)
 {
 	if ((m->n + 1) * 2 > m->cap) {
@@ -511,7 +535,7 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 		free(c.buf);
 		return ret;
 	}
-	if (mkdir(outdir, 0755) == 0) {
+	if (mkdir_parents(outdir) == 0 && mkdir(outdir, 0755) == 0) {
 		c.made_outdir = true;
 	} else if (errno != EEXIST) {
 		ret = -errno;

@@ -50,6 +50,13 @@ diff <(grep '^/.*:$' "$T_OUT" | sed 's/:$//' | LC_ALL=C sort) \
 	<(awk '$2 == "d" { p = substr($1, 2); print p == "" ? "/" : p }' "$D/nand2k-clean.manifest" | LC_ALL=C sort) >&2 ||
 	fail "ls -R: directory headers differ from the kernel's directories"
 
+# extract creates the missing parents of -o DIR (as its --help says)
+rm -rf "$S/np"
+expect_ok "$UBIKIT" extract -q "$img" /dir -o "$S/np/a/b"
+[ -d "$S/np/a/b" ] && [ -n "$(ls -A "$S/np/a/b")" ] || fail "extract -o with missing parents: nothing extracted"
+: >"$S/np/file"
+expect_fail 1 "np/file/x.*cannot create: Not a directory" "$UBIKIT" extract "$img" -o "$S/np/file/x/y"
+
 want=$(awk '$1 == "./text.big" { print $NF; exit }' "$D/nand2k-clean.manifest")
 [ "$("$UBIKIT" cat "$img" /text.big | md5sum | cut -c1-32)" = "$want" ] || fail "cat text.big"
 [ "$("$UBIKIT" cat "$img" /link)" = "$(printf 'hello\nappended')" ] || fail "cat through a symlink"
