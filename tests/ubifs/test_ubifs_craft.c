@@ -44,10 +44,10 @@
 #include "flash/flash.h"
 #include "flash/flash_sim.h"
 #include "fs/fs.h"
-#include "test_md5.h"
 #include "ubi/ubi.h"
 #include "ubi/ubi_media.h"
 #include "ubifs/ubifs.h"
+#include "ubifs_test_manifest.h"
 #include "ubifs_test_tree.h"
 #include "util/util_crc.h"
 #include "util/util_endian.h"
@@ -463,135 +463,6 @@ static void write_image(const char *path, const uint8_t *b)
 	fclose(f);
 }
 
-/* ---- our view: the manifest of tests/tools/ubifs_manifest.sh ---- */
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-static void sv_add(struct strv *s, char *str)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-	}
-	s->v[s->n++] = str;
-}
-static int scmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-static void sv_free(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-}
-static void collect(struct ubikit_fs *fs, uint64_t dir, const char *path, struct strv *out)
-{
-	uint64_t cookie = 0;
-	struct ubikit_dirent e;
-	int r;
-	while ((r = ubikit_readdir_ino(fs, dir, cookie, &e)) == 1) {
-		cookie = e.cookie;
-		char *p;
-		assert_true(asprintf(&p, "%s/%s", path, e.name) > 0);
-		sv_add(out, p);
-		if (e.type == 4)
-			collect(fs, e.ino, p, out);
-	}
-	assert_int_equal(r, 0);
-}
-
-static char *manifest(struct ubikit_fs *fs)
-{
-	struct strv paths = {0};
-	sv_add(&paths, strdup("."));
-	collect(fs, UBIKIT_ROOT_INO, ".", &paths);
-	qsort(paths.v, paths.n, sizeof(char *), scmp);
-	size_t cap = 1 << 20, len = 0;
-	char *out = malloc(cap);
-#define OUT(...) (len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__), assert_true(len < cap))
-	for (size_t i = 0; i < paths.n; i++) {
-		const char *p = paths.v[i], *fp = *(p + 1) ? p + 1 : "/";
-		struct ubikit_stat st;
-		assert_int_equal(ubikit_lstat(fs, fp, &st), 0);
-		long long mt = (long long)st.mtime_sec;
-		if (S_ISLNK(st.mode)) {
-			char t[4097];
-			ssize_t n = ubikit_readlink(fs, fp, t, sizeof(t) - 1);
-			assert_true(n >= 0);
-			t[n] = 0;
-			OUT("%s l %x %u %u %u %llu %lld -> %s\n", p, st.mode, st.nlink, st.uid, st.gid,
-			    (unsigned long long)st.size, mt, t);
-		} else if (S_ISDIR(st.mode)) {
-			OUT("%s d %x %u %u %lld\n", p, st.mode, st.uid, st.gid, mt);
-		} else if (S_ISREG(st.mode)) {
-			struct ubikit_file *f;
-			assert_int_equal(ubikit_open(fs, fp, 0, 0, &f), 0);
-			struct util_md5 m;
-			util_md5_init(&m);
-			static uint8_t buf[65536];
-			ssize_t n;
-			while ((n = ubikit_read(f, buf, sizeof(buf))) > 0)
-				util_md5_update(&m, buf, (size_t)n);
-			assert_true(n == 0);
-			ubikit_close(f);
-			char hex[33];
-			util_md5_hex(&m, hex);
-			OUT("%s f %x %u %u %u %llu %lld %s\n", p, st.mode, st.nlink, st.uid, st.gid,
-			    (unsigned long long)st.size, mt, hex);
-		} else if (S_ISCHR(st.mode) || S_ISBLK(st.mode)) {
-			OUT("%s dev %x %u %u %u %lld %x:%x\n", p, st.mode, st.nlink, st.uid, st.gid, mt, st.rdev_major,
-			    st.rdev_minor);
-		} else {
-			OUT("%s other %x %u %u %u %lld\n", p, st.mode, st.nlink, st.uid, st.gid, mt);
-		}
-	}
-	OUT("== xattrs\n");
-	for (size_t i = 0; i < paths.n; i++) {
-		const char *p = paths.v[i], *fp = *(p + 1) ? p + 1 : "/";
-		struct ubikit_stat st;
-		assert_int_equal(ubikit_lstat(fs, fp, &st), 0);
-		char names[4096];
-		ssize_t n = ubikit_listxattr_ino(fs, st.ino, names, sizeof(names));
-		assert_true(n >= 0);
-		struct strv lines = {0};
-		for (ssize_t k = 0; k < n; k += (ssize_t)strlen(names + k) + 1) {
-			uint8_t v[4096];
-			ssize_t vl = ubikit_getxattr_ino(fs, st.ino, names + k, v, sizeof(v));
-			assert_true(vl >= 0);
-			char *l = malloc(strlen(names + k) + 4 + 2 * (size_t)vl);
-			size_t o = (size_t)sprintf(l, "%s=0x", names + k);
-			for (ssize_t q = 0; q < vl; q++)
-				o += (size_t)sprintf(l + o, "%02x", v[q]);
-			sv_add(&lines, l);
-		}
-		if (lines.n)
-			qsort(lines.v, lines.n, sizeof(char *), scmp);
-		for (size_t k = 0; k < lines.n; k++)
-			OUT("%s %s\n", p, lines.v[k]);
-		sv_free(&lines);
-	}
-#undef OUT
-	sv_free(&paths);
-	return out;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = 0;
-	fclose(f);
-	return b;
-}
-
 static void run_craft(const struct craft *c)
 {
 	char img[512], mf[512];
@@ -606,7 +477,7 @@ static void run_craft(const struct craft *c)
 		free(b);
 		return;
 	}
-	char *want = slurp(mf);
+	char *want = tm_slurp(mf);
 	if (!want)
 		fail_msg("%s: the kernel's view %s is missing (make_craft_manifests.sh)", c->name, mf);
 	uint8_t *b = base_image_of(c->base);
@@ -639,7 +510,7 @@ static void run_craft(const struct craft *c)
 	} else {
 		if (err)
 			fail_msg("%s: mount %d %s", c->name, err, e);
-		char *got = manifest(fs);
+		char *got = tm_manifest(fs);
 		struct ubifs_fs_info info;
 		assert_int_equal(ubifs_get_info(fs_ubifs(fs), &info), 0);
 		fprintf(stderr, "%s: %u log LEBs, %u buds, %llu journal nodes, %u torn tails cut, %u orphans killed\n",
@@ -714,7 +585,7 @@ static void t_xattr_del(void **s)
 	struct ubikit_mount_opts mo = {.flags = UBIKIT_MOUNT_RDONLY};
 	if (ubikit_mount_ex(&vol, &mo, &fs, e, sizeof(e)))
 		fail_msg("mount: %s", e);
-	char *want = slurp(UBIKIT_TEST_DATA "/ubifs/xattr-del.manifest"), *got = manifest(fs);
+	char *want = tm_slurp(UBIKIT_TEST_DATA "/ubifs/xattr-del.manifest"), *got = tm_manifest(fs);
 	assert_non_null(want);
 	assert_string_equal(got, want);
 	/* the UBIFS layer reads xattr inodes too (the fs API hides them) */
