@@ -15,5 +15,6 @@ int cmd_cat(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+int cmd_mkfs(int argc, char **argv);
 
 #endif

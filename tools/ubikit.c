@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"dump", cmd_dump, "node-level listing of an image, for debugging"},
 	{"mount", cmd_mount, "mount an image through FUSE"},
 	{"bench", cmd_bench, "run the benchmark workloads (see docs/bench.md)"},
+	{"mkfs", cmd_mkfs, "make a UBIFS image from a directory (mkfs.ubifs options)"},
 };
 
 static void usage(FILE *out)

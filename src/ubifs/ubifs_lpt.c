@@ -838,3 +838,14 @@ int ubifs_lpt_check_ihead(struct ubifs_lpt *lpt, uint32_t ihead_lnum, uint32_t i
 				    ihead_lnum, ihead_offs, p->free, lpt->leb_size - p->free);
 	return change_lp(lpt, p, UBIFS_LPT_NC, UBIFS_LPT_NC, p->flags | UBIFS_LPROPS_TAKEN);
 }
+
+/* for ubifs_lpt_create.c (a new LPT for a fresh file system) */
+int lpt_calc_geometry(struct ubifs_lpt *lpt, const struct ubifs_fs *fs)
+{
+	return lpt_geometry(lpt, fs);
+}
+
+void lpt_account_one(struct ubifs_lpt *lpt, const struct ubifs_lprops *p)
+{
+	account(lpt, p, 1);
+}

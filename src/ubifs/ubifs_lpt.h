@@ -151,4 +151,14 @@ int ubifs_lpt_check(struct ubifs_lpt *lpt);
  * (kernel dbg_check_ltab). Part of ubifs_lpt_check. */
 int ubifs_lpt_check_ltab(struct ubifs_lpt *lpt);
 
+/* A new LPT for a fresh file system (mkfs, format of an empty volume;
+ * kernel ubifs_create_dflt_lpt): fs holds the superblock and geometry,
+ * lp[i] the properties of main LEB main_first + i (main_lebs entries).
+ * Every node is written by ubifs_lpt_commit from the start of the LPT
+ * area, which must be erased. */
+int ubifs_lpt_create(struct ubifs_fs *fs, const struct ubifs_lprops *lp, struct ubifs_lpt **out);
+/* The LPT size for a geometry (fs: sb.max_leb_cnt, flags, lsave_cnt,
+ * lpt_first/last, main_lebs, leb_cnt): kernel c->lpt_sz and ltab size. */
+int ubifs_lpt_calc_size(const struct ubifs_fs *fs, uint64_t *lpt_sz, uint32_t *ltab_sz);
+
 #endif

@@ -92,5 +92,8 @@ uint32_t lpt_nnode_num(const struct ubifs_lpt *lpt, uint32_t parent_num, uint32_
 void lpt_mark_dirty(struct ubifs_lpt *lpt, uint32_t lnum);
 void lpt_add_lpt_dirt(struct ubifs_lpt *lpt, uint32_t lnum, uint32_t bytes);
 int lpt_category(const struct ubifs_lpt *lpt, const struct ubifs_lprops *p);
+/* geometry from fs (kernel do_calc_lpt_geom); one LEB's share added to the totals */
+int lpt_calc_geometry(struct ubifs_lpt *lpt, const struct ubifs_fs *fs);
+void lpt_account_one(struct ubifs_lpt *lpt, const struct ubifs_lprops *p);
 
 #endif

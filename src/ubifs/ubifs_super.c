@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_format.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
@@ -107,6 +108,13 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	int read_only = opts ? opts->read_only : 1;
 	if (!read_only && (vol->read_only || !vol->write))
 		return util_err_set(errp, -EROFS, "mount: the volume is read-only, mount read-only");
+	if (!read_only && ubifs_vol_is_empty(vol) == 1) {
+		/* kernel: the first mount of an empty volume formats it */
+		struct ubifs_format_opts fo = {.compr = opts->compr_set ? (unsigned)opts->compr : UBIFS_COMPR_LZO};
+		int e = ubifs_format(vol, &fo, errp);
+		if (e)
+			return e;
+	}
 	struct ubifs_fs *fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return util_err_set(errp, -ENOMEM, "mount: out of memory");
