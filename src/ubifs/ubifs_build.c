@@ -39,6 +39,7 @@ struct ubifs_build {
 	size_t n, cap;
 	uint32_t data_lebs;
 	uint64_t leaf_bytes;
+	int overflow; /* past the last LEB allowed: only counting from here, to say how many are needed */
 };
 
 static uint32_t align_up(uint32_t x, uint32_t a)
@@ -195,7 +196,7 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 				    vol->leb_size);
 	}
 	fs->sb.key_hash = (uint8_t)p.key_hash;
-	fs->sb.flags = (fs->sb.flags & UBIFS_FLG_BIGLPT) | UBIFS_FLG_DOUBLE_HASH |
+	fs->sb.flags = (fs->sb.flags & UBIFS_FLG_BIGLPT) | (p.double_hash ? UBIFS_FLG_DOUBLE_HASH : 0) |
 		       (p.space_fixup ? UBIFS_FLG_SPACE_FIXUP : 0);
 	fs->sb.min_io_size = p.min_io_size;
 	fs->sb.leb_size = p.leb_size;
@@ -204,7 +205,7 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 	fs->sb.orph_lebs = p.orph_lebs;
 	fs->sb.jhead_cnt = 1;
 	fs->sb.fanout = p.fanout;
-	fs->sb.fmt_version = UBIFS_FORMAT_VERSION;
+	fs->sb.fmt_version = p.double_hash ? UBIFS_FORMAT_VERSION : 4;
 	fs->sb.default_compr = (uint16_t)p.default_compr;
 	fs->sb.rp_uid = p.rp_uid;
 	fs->sb.rp_gid = p.rp_gid;
@@ -268,6 +269,11 @@ static int flush_leb(struct ubifs_build *b, uint32_t flags)
 	if (!b->head_offs)
 		return 0;
 	uint32_t len = align_up(b->head_offs, fs->min_io_size);
+	if (b->overflow) {
+		b->head_lnum++;
+		b->head_offs = 0;
+		return 0;
+	}
 	ubifs_pad_pack(b->leb + b->head_offs, len - b->head_offs);
 	int err = ubifs_leb_write(fs, b->head_lnum, 0, b->leb, len);
 	if (err)
@@ -289,9 +295,7 @@ static int need_leb(struct ubifs_build *b, uint32_t len, uint32_t flags)
 			return err;
 	}
 	if (b->head_lnum >= b->limit)
-		return util_err_set(&b->fs->err, -ENOSPC,
-				    "mkfs: the file system does not fit in %u LEBs (more are needed for what is written so far)",
-				    b->limit);
+		b->overflow = 1; /* go on counting; ubifs_build_finish reports the total */
 	return 0;
 }
 
@@ -422,8 +426,7 @@ int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubif
 		return err;
 	b->data_lebs = b->head_lnum - fs->main_first;
 	if (b->head_lnum >= b->limit)
-		return util_err_set(&fs->err, -ENOSPC, "mkfs: the file system does not fit in %u LEBs (no room for the GC LEB)",
-				    b->limit);
+		b->overflow = 1;
 	uint32_t gc_lnum = b->head_lnum++;
 	qsort(b->leaves, b->n, sizeof(*b->leaves), leaf_cmp);
 	struct ubifs_branch root = {0};
@@ -437,9 +440,10 @@ int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubif
 	if (err)
 		return err;
 	uint32_t leb_cnt = b->p.leb_cnt ? b->p.leb_cnt : b->head_lnum;
-	if (leb_cnt > b->limit)
-		return util_err_set(&fs->err, -ENOSPC, "mkfs: the file system needs %u LEBs, only %u allowed",
-				    leb_cnt, b->limit);
+	if (b->overflow || b->head_lnum > b->limit)
+		return util_err_set(&fs->err, -ENOSPC,
+				    "mkfs: the file system does not fit: it needs %u LEBs, the maximum is %u%s", b->head_lnum,
+				    b->limit, b->limit < b->p.max_leb_cnt ? " (the volume's size)" : " (-c)");
 	fs->leb_cnt = fs->old_leb_cnt = leb_cnt;
 	fs->main_lebs = leb_cnt - fs->main_first;
 	fs->sb.leb_cnt = leb_cnt;

@@ -31,6 +31,7 @@ struct ubifs_build_params {
 	uint64_t rp_size;        /* reserved pool, bytes as stored */
 	uint32_t rp_uid, rp_gid;
 	uint32_t time_gran;      /* 0: 1e9 */
+	int double_hash;         /* format 5 with UBIFS_FLG_DOUBLE_HASH (kernel); 0: format 4 (mkfs.ubifs) */
 	int space_fixup;         /* superblock flag UBIFS_FLG_SPACE_FIXUP (mkfs.ubifs -F) */
 	uint8_t uuid[16];
 };

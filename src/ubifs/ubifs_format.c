@@ -82,6 +82,7 @@ static void kernel_defaults(const struct ubi_vol_io *vol, struct ubifs_build_par
 	p->lsave_cnt = 256;
 	p->key_hash = UBIFS_KEY_HASH_R5;
 	p->time_gran = 1000000000;
+	p->double_hash = 1;
 }
 
 int ubifs_format(struct ubi_vol_io *vol, const struct ubifs_format_opts *o, struct util_err *e)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_fixup.h"
 #include "ubifs/ubifs_format.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
@@ -42,10 +43,6 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 		return util_err_set(&fs->err, -EOPNOTSUPP,
 				    "mount: the file system was not unmounted cleanly; read-write recovery is not "
 				    "implemented yet, mount read-only");
-	if (fs->sb.flags & UBIFS_FLG_SPACE_FIXUP)
-		return util_err_set(&fs->err, -EOPNOTSUPP,
-				    "mount: the superblock asks for the free-space fixup (mkfs.ubifs -F), not "
-				    "implemented yet; mount read-only");
 	if (fs->mst.gc_lnum < fs->main_first || fs->mst.gc_lnum >= fs->leb_cnt)
 		return util_err_set(&fs->err, -EINVAL, "mount: the master node names no GC LEB (%u)", fs->mst.gc_lnum);
 	fs->default_compr = opts && opts->compr >= 0 && opts->compr_set ? (unsigned)opts->compr : fs->sb.default_compr;
@@ -163,6 +160,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		goto fail;
 	if (!read_only) {
 		err = rw_finish(fs);
+		if (!err)
+			err = ubifs_fixup_free_space(fs);
 		if (err)
 			goto fail;
 	}
