@@ -28,6 +28,16 @@ struct leaf {
 	uint32_t seq; /* insertion order: colliding hashed keys keep it */
 };
 
+#define POOL_NODE_MAX 1024 /* nodes up to this size may fill LEB ends */
+#define SMALLEST_NODE 56   /* a directory entry with a 1-byte name, aligned */
+
+struct pooled {
+	struct ubifs_key key;
+	size_t offs;
+	uint32_t len;
+	int used;
+};
+
 struct ubifs_build {
 	struct ubifs_fs *fs; /* geometry, the LEB writers, the LPT and master code */
 	struct ubifs_build_params p;
@@ -39,6 +49,10 @@ struct ubifs_build {
 	size_t n, cap;
 	uint32_t data_lebs;
 	uint64_t leaf_bytes;
+	struct pooled *pool; /* small nodes not placed yet */
+	size_t pool_n, pool_cap, pool_first;
+	uint8_t *pool_buf;
+	size_t pool_len, pool_buf_cap;
 	int overflow; /* past the last LEB allowed: only counting from here, to say how many are needed */
 };
 
@@ -254,6 +268,8 @@ void ubifs_build_free(struct ubifs_build *b)
 	free(b->leb);
 	free(b->lp);
 	free(b->leaves);
+	free(b->pool);
+	free(b->pool_buf);
 	free(b);
 }
 
@@ -308,11 +324,8 @@ static void put_node(struct ubifs_build *b, const uint8_t *node, uint32_t len)
 	b->head_offs += a;
 }
 
-int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const struct ubifs_key *key)
+static int add_leaf(struct ubifs_build *b, const struct ubifs_key *key, uint32_t len)
 {
-	int err = need_leb(b, ubifs_align8(len), 0);
-	if (err)
-		return err;
 	if (b->n == b->cap) {
 		size_t nc = b->cap ? b->cap * 2 : 4096;
 		struct leaf *nl = realloc(b->leaves, nc * sizeof(*nl));
@@ -321,7 +334,6 @@ int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const st
 		b->leaves = nl;
 		b->cap = nc;
 	}
-	ubifs_node_finish(node, len, ubifs_next_sqnum(b->fs));
 	struct leaf *l = &b->leaves[b->n];
 	l->key = *key;
 	l->lnum = b->head_lnum;
@@ -330,7 +342,89 @@ int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const st
 	l->seq = (uint32_t)b->n;
 	b->n++;
 	b->leaf_bytes += len;
-	put_node(b, node, len);
+	return 0;
+}
+
+/* Fill the rest of the head LEB with small pooled nodes that fit (less
+ * space lost at LEB ends than mkfs.ubifs's strictly sequential layout). */
+static int fill_tail(struct ubifs_build *b)
+{
+	uint32_t room = b->fs->leb_size - b->head_offs;
+	for (size_t i = b->pool_first; i < b->pool_n && room >= SMALLEST_NODE; i++) {
+		struct pooled *pn = &b->pool[i];
+		uint32_t a = ubifs_align8(pn->len);
+		if (pn->used || a > room)
+			continue;
+		int err = add_leaf(b, &pn->key, pn->len);
+		if (err)
+			return err;
+		put_node(b, b->pool_buf + pn->offs, pn->len);
+		pn->used = 1;
+		room -= a;
+	}
+	while (b->pool_first < b->pool_n && b->pool[b->pool_first].used)
+		b->pool_first++;
+	return 0;
+}
+
+static int place(struct ubifs_build *b, const uint8_t *node, uint32_t len, const struct ubifs_key *key)
+{
+	if (b->head_offs + ubifs_align8(len) > b->fs->leb_size) {
+		int err = fill_tail(b);
+		if (err)
+			return err;
+	}
+	int err = need_leb(b, ubifs_align8(len), 0);
+	if (!err)
+		err = add_leaf(b, key, len);
+	if (!err)
+		put_node(b, node, len);
+	return err;
+}
+
+int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const struct ubifs_key *key)
+{
+	ubifs_node_finish(node, len, ubifs_next_sqnum(b->fs));
+	if (len > POOL_NODE_MAX)
+		return place(b, node, len, key);
+	/* small nodes wait in the pool to fill LEB ends */
+	if (b->pool_n == b->pool_cap) {
+		size_t nc = b->pool_cap ? b->pool_cap * 2 : 4096;
+		struct pooled *np = realloc(b->pool, nc * sizeof(*np));
+		if (!np)
+			return util_err_set(&b->fs->err, -ENOMEM, "mkfs: out of memory");
+		b->pool = np;
+		b->pool_cap = nc;
+	}
+	if (b->pool_len + len > b->pool_buf_cap) {
+		size_t nc = b->pool_buf_cap ? b->pool_buf_cap * 2 : 1 << 20;
+		while (nc < b->pool_len + len)
+			nc *= 2;
+		uint8_t *nb = realloc(b->pool_buf, nc);
+		if (!nb)
+			return util_err_set(&b->fs->err, -ENOMEM, "mkfs: out of memory");
+		b->pool_buf = nb;
+		b->pool_buf_cap = nc;
+	}
+	memcpy(b->pool_buf + b->pool_len, node, len);
+	b->pool[b->pool_n++] = (struct pooled){*key, b->pool_len, len, 0};
+	b->pool_len += len;
+	return 0;
+}
+
+/* what is left in the pool, in order, filling as it goes */
+static int drain_pool(struct ubifs_build *b)
+{
+	for (size_t i = b->pool_first; i < b->pool_n; i++) {
+		struct pooled *pn = &b->pool[i];
+		if (pn->used)
+			continue;
+		pn->used = 1;
+		int err = place(b, b->pool_buf + pn->offs, pn->len, &pn->key);
+		if (err)
+			return err;
+	}
+	b->pool_first = b->pool_n;
 	return 0;
 }
 
@@ -421,7 +515,9 @@ static void sb_pack(uint8_t *n, const struct ubifs_sb_node *sb)
 int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)
 {
 	struct ubifs_fs *fs = b->fs;
-	int err = flush_leb(b, 0);
+	int err = drain_pool(b);
+	if (!err)
+		err = flush_leb(b, 0);
 	if (err)
 		return err;
 	b->data_lebs = b->head_lnum - fs->main_first;
