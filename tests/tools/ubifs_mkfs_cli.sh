@@ -20,6 +20,10 @@ rm -rf "$S"
 mkdir -p "$S"
 export TMPDIR_M=$S
 mkfs_tree "$S/src"
+if [ -z "${UBIKIT_LONG_TESTS:-}" ]; then # 2000 names instead of 10000 (time)
+	rm -rf "$S/src/many" && mkdir "$S/src/many" && (cd "$S/src/many" && seq -f 'entry%05g' 0 1999 | xargs touch)
+	touch -d '2022-03-04 05:06:07' "$S/src/many" "$S/src"
+fi
 
 # xattrs of a tree, one "path name=value" line each, sorted
 xattrs() {
@@ -49,7 +53,8 @@ check_image() { # IMAGE WHAT [noxattrs]
 }
 
 declare -A GEO=([nand2k]="-m 2048 -e 129024 -c 400" [nand4k]="-m 4096 -e 253952 -c 200" [nor]="-m 8 -e 65408 -c 800")
-declare -A COMPRS=([nand2k]="none lzo zlib zstd favor_lzo" [nand4k]="lzo zstd" [nor]="zlib zstd")
+declare -A COMPRS=([nand2k]="none lzo zlib zstd favor_lzo" [nand4k]="lzo" [nor]="zstd")
+[ -z "${UBIKIT_LONG_TESTS:-}" ] || COMPRS=([nand2k]="none lzo zlib zstd favor_lzo" [nand4k]="none lzo zlib zstd favor_lzo" [nor]="none lzo zlib zstd favor_lzo")
 for g in nand2k nand4k nor; do
 	for c in ${COMPRS[$g]}; do
 		# shellcheck disable=SC2086
@@ -62,7 +67,7 @@ done
 echo "ok: every geometry and compressor reads back as the source"
 
 # mkfs.ubifs with the same flags: same tree, ours no larger
-for gc in "nand2k lzo" "nand2k zlib" "nand2k zstd" "nand4k lzo" "nor zstd"; do
+for gc in "nand2k lzo" "nand2k zstd" "nor zstd"; do
 	set -- $gc
 	g=$1 c=$2
 	# shellcheck disable=SC2086
