@@ -37,12 +37,18 @@ int ubifs_vol_is_empty(struct ubi_vol_io *vol)
 		}
 		return 1;
 	}
-	/* no mapping information (bare images): the superblock area erased */
-	uint8_t *buf = malloc(UBIFS_SB_NODE_SZ);
+	/* no mapping information (bare images): every byte erased, so that a
+	 * damaged file system whose superblock is gone is never formatted over */
+	uint8_t *buf = malloc(vol->leb_size);
 	if (!buf)
 		return -ENOMEM;
-	int err = vol->read(vol->ctx, UBIFS_SB_LNUM, 0, buf, UBIFS_SB_NODE_SZ);
-	int empty = !err && ubifs_is_empty(buf, UBIFS_SB_NODE_SZ);
+	int err = 0, empty = 1;
+	for (uint32_t l = 0; empty && !err && l < vol->leb_count; l++) {
+		err = vol->read(vol->ctx, l, 0, buf, l ? vol->leb_size : UBIFS_SB_NODE_SZ);
+		empty = !err && ubifs_is_empty(buf, l ? vol->leb_size : UBIFS_SB_NODE_SZ);
+		if (l == 0 && empty) /* the rest of LEB 0 too */
+			err = vol->read(vol->ctx, 0, 0, buf, vol->leb_size), empty = !err && ubifs_is_empty(buf, vol->leb_size);
+	}
 	free(buf);
 	return err ? err : empty;
 }

@@ -18,8 +18,7 @@ struct ubifs_format_opts {
 };
 
 /* 1 when no LEB of the volume is mapped (the kernel's test for "empty"),
- * or, without mapping information, the superblock area is erased; 0 if
- * not; <0 error. */
+ * or, without mapping information, every LEB is erased; 0 if not; <0 error. */
 int ubifs_vol_is_empty(struct ubi_vol_io *vol);
 /* Lay out the file system; vol must be empty. */
 int ubifs_format(struct ubi_vol_io *vol, const struct ubifs_format_opts *o, struct util_err *e);
