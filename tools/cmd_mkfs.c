@@ -68,7 +68,7 @@ static void usage(FILE *out)
 		"  --ubinize=FILE            also write a UBI image holding the file system;\n"
 		"      --peb-size=SIZE (required), --sub-page-size=SIZE, --vid-hdr-offset=N,\n"
 		"      --vol-name=NAME (default rootfs), --vol-id=N (0), --vol-size=SIZE\n"
-		"      (default: autoresize)\n"
+		"      (default: -c LEBs, and autoresize)\n"
 		"Sizes take KiB, MiB, GiB. SOURCE_DATE_EPOCH: later times are clamped to it.\n"
 		"Times are stored in whole seconds, as mkfs.ubifs stores them.\n");
 }
@@ -108,7 +108,7 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 static int run_ubinize(const char *img, const char *out, uint64_t peb, uint32_t minio, uint64_t sub, const char *vidoff,
-		       const char *vname, uint64_t vid, uint64_t vsize)
+		       const char *vname, uint64_t vid, uint64_t vsize, int autoresize)
 {
 	char ini[] = "/tmp/ubikit-mkfs-ini-XXXXXX";
 	int fd = mkstemp(ini);
@@ -118,9 +118,10 @@ static int run_ubinize(const char *img, const char *out, uint64_t peb, uint32_t 
 	}
 	FILE *f = fdopen(fd, "w");
 	fprintf(f, "[ubifs]\nmode=ubi\nimage=%s\nvol_id=%" PRIu64 "\nvol_type=dynamic\nvol_name=%s\n", img, vid, vname);
-	if (vsize)
-		fprintf(f, "vol_size=%" PRIu64 "\n", vsize);
-	else
+	/* default: room for max_leb_cnt LEBs (the journal was sized for
+	 * them), and the rest of the flash when attached (autoresize) */
+	fprintf(f, "vol_size=%" PRIu64 "\n", vsize);
+	if (autoresize)
 		fprintf(f, "vol_flags=autoresize\n");
 	fclose(f);
 	char pbuf[32], mbuf[32], sbuf[32];
@@ -447,7 +448,8 @@ int cmd_mkfs(int argc, char **argv)
 		       o.bp.max_leb_cnt);
 	int rc = 0;
 	if (ubi_out)
-		rc = run_ubinize(img, ubi_out, peb, eff_min_io, sub, vidoff, vname, vid, vsize);
+		rc = run_ubinize(img, ubi_out, peb, eff_min_io, sub, vidoff, vname, vid,
+				 vsize ? vsize : (uint64_t)o.bp.max_leb_cnt * o.bp.leb_size, !vsize);
 	if (!out)
 		unlink(tmp);
 	return rc;

@@ -215,7 +215,7 @@ static int scan_dir(struct mk *m, uint32_t dir, const char *path)
 	if (!err && errno)
 		err = util_err_set(m->e, -errno, "mkfs: cannot read directory '%s': %s", path, strerror(errno));
 	closedir(d);
-	if (!err)
+	if (!err && n)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t k = 0; k < n && !err; k++) {
 		char *cp;
