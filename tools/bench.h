@@ -24,6 +24,7 @@ struct bench_ctx {
 	const char *workload;           /* name of the running workload */
 	unsigned records;               /* phases reported so far */
 	int (*rss_kib)(void);           /* test hook; NULL = getrusage */
+	bool short_scale;               /* --short: the small W1-W7 scale (bench_fs.h) */
 };
 
 struct bench_workload {
@@ -38,7 +39,7 @@ extern const struct bench_workload bench_workloads[];
 /* A fresh simulated device in RAM with ctx->device's configuration. */
 int bench_device(struct bench_ctx *ctx, struct flash_dev **out);
 
-#define BENCH_MAX_EXTRA 8
+#define BENCH_MAX_EXTRA 12
 
 struct bench_phase {
 	const char *phase;
@@ -50,6 +51,7 @@ struct bench_phase {
 	unsigned nextra;
 	const char *extra_key[BENCH_MAX_EXTRA];
 	double extra_val[BENCH_MAX_EXTRA];
+	char error[512];                /* set by bench_phase_fail: the phase did not complete */
 };
 
 /* Start measuring a phase over dev's counters. */
@@ -59,5 +61,10 @@ void bench_phase_extra(struct bench_phase *ph, const char *key, double value);
 /* Stop and print the record; user_bytes = bytes of user data written in
  * the phase (0: write amplification is null). */
 void bench_phase_end(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t user_bytes);
+/* The phase failed: print its record so far (user_bytes written before the
+ * failure) with "error": the message, and the same on stderr as
+ * "ubikit bench: W: PHASE failed: MESSAGE, after N bytes of user data". */
+void bench_phase_fail(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t user_bytes, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif
