@@ -16,11 +16,12 @@ int bench_device(struct bench_ctx *ctx, struct flash_dev **out)
 
 void bench_phase_begin(struct bench_ctx *ctx, struct bench_phase *ph, const char *phase, struct flash_dev *dev)
 {
-	(void)ctx;
 	memset(ph, 0, sizeof(*ph));
 	ph->phase = phase;
 	ph->compressor = "none";
 	ph->dev = dev;
+	if (ctx->phase_hook)
+		ctx->phase_hook(ctx->phase_hook_arg, ph, 0);
 	if (dev)
 		flash_sim_get_stats(dev, &ph->fs0);
 	clock_gettime(CLOCK_MONOTONIC, &ph->wall0);
@@ -59,6 +60,8 @@ void bench_phase_end(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t use
 {
 	struct rusage ru1;
 	struct timespec wall1;
+	if (ctx->phase_hook)
+		ctx->phase_hook(ctx->phase_hook_arg, ph, 1);
 	getrusage(RUSAGE_SELF, &ru1);
 	clock_gettime(CLOCK_MONOTONIC, &wall1);
 	double cpu = tv_s(ru1.ru_utime) - tv_s(ph->ru0.ru_utime) + tv_s(ru1.ru_stime) - tv_s(ph->ru0.ru_stime);

@@ -17,6 +17,8 @@
 
 #include "flash/flash_sim.h"
 
+struct bench_phase;
+
 struct bench_ctx {
 	bool json;                      /* one JSON object per phase, else a table */
 	FILE *out;
@@ -25,6 +27,11 @@ struct bench_ctx {
 	unsigned records;               /* phases reported so far */
 	int (*rss_kib)(void);           /* test hook; NULL = getrusage */
 	bool short_scale;               /* --short: the small W1-W7 scale (bench_fs.h) */
+	/* Called by bench_phase_begin (end = 0) and by bench_phase_end before
+	 * the record is printed (end = 1): a workload's own counters go into
+	 * ph->hook_data at the start and into extras at the end. */
+	void (*phase_hook)(void *arg, struct bench_phase *ph, int end);
+	void *phase_hook_arg;
 };
 
 struct bench_workload {
@@ -52,6 +59,7 @@ struct bench_phase {
 	const char *extra_key[BENCH_MAX_EXTRA];
 	double extra_val[BENCH_MAX_EXTRA];
 	char error[512];                /* set by bench_phase_fail: the phase did not complete */
+	uint64_t hook_data[8];          /* for ctx->phase_hook */
 };
 
 /* Start measuring a phase over dev's counters. */

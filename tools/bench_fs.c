@@ -67,6 +67,8 @@ const uint8_t *bench_fs_data(struct bench_fs *b, size_t len)
 	return p;
 }
 
+static void vol_hook(void *arg, struct bench_phase *ph, int end);
+
 /* mkfs.ubifs of an empty directory for this volume, read into memory. */
 static int make_empty_ubifs(struct bench_fs *b, uint32_t min_io, uint32_t leb_size, uint32_t lebs, uint8_t **img,
 			    size_t *len)
@@ -116,6 +118,12 @@ int bench_fs_format(struct bench_ctx *ctx, struct bench_fs *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->ctx = ctx;
+	b->phase = "format";
+	const char *trace = getenv("UBIKIT_BENCH_TRACE");
+	if (trace && trace[0])
+		b->trace = fopen(trace, "a");
+	ctx->phase_hook = vol_hook;
+	ctx->phase_hook_arg = b;
 	b->pool_len = POOL_BYTES;
 	b->pool = malloc(b->pool_len);
 	if (!b->pool) {
@@ -158,6 +166,80 @@ int bench_fs_format(struct bench_ctx *ctx, struct bench_fs *b)
 	return ret;
 }
 
+/* The counting wrapper around the volume UBIFS writes to. */
+static int vw_read(void *c, uint32_t lnum, uint32_t off, void *buf, size_t len)
+{
+	struct bench_fs *b = c;
+	return b->inner.read(b->inner.ctx, lnum, off, buf, len);
+}
+
+static int vw_write(void *c, uint32_t lnum, uint32_t off, const void *buf, size_t len)
+{
+	struct bench_fs *b = c;
+	b->vs.writes++;
+	b->vs.write_bytes += len;
+	if (b->trace)
+		fprintf(b->trace, "%s %s write %u %u %zu\n", b->ctx->workload, b->phase, lnum, off, len);
+	return b->inner.write(b->inner.ctx, lnum, off, buf, len);
+}
+
+static int vw_change(void *c, uint32_t lnum, const void *buf, size_t len)
+{
+	struct bench_fs *b = c;
+	b->vs.changes++;
+	b->vs.change_bytes += len;
+	if (b->trace)
+		fprintf(b->trace, "%s %s change %u 0 %zu\n", b->ctx->workload, b->phase, lnum, len);
+	return b->inner.change(b->inner.ctx, lnum, buf, len);
+}
+
+static int vw_unmap(void *c, uint32_t lnum)
+{
+	struct bench_fs *b = c;
+	b->vs.unmaps++;
+	if (b->trace)
+		fprintf(b->trace, "%s %s unmap %u 0 0\n", b->ctx->workload, b->phase, lnum);
+	return b->inner.unmap(b->inner.ctx, lnum);
+}
+
+static int vw_map(void *c, uint32_t lnum)
+{
+	struct bench_fs *b = c;
+	b->vs.maps++;
+	return b->inner.map(b->inner.ctx, lnum);
+}
+
+static int vw_is_mapped(void *c, uint32_t lnum)
+{
+	struct bench_fs *b = c;
+	return b->inner.is_mapped(b->inner.ctx, lnum);
+}
+
+static int vw_sync(void *c)
+{
+	struct bench_fs *b = c;
+	return b->inner.sync ? b->inner.sync(b->inner.ctx) : 0;
+}
+
+/* Phase hook: the volume counters of the phase as extras. */
+static void vol_hook(void *arg, struct bench_phase *ph, int end)
+{
+	struct bench_fs *b = arg;
+	uint64_t now[6] = {b->vs.writes, b->vs.write_bytes, b->vs.changes, b->vs.change_bytes, b->vs.unmaps,
+			   b->vs.maps};
+	if (!end) {
+		memcpy(ph->hook_data, now, sizeof(now));
+		b->phase = ph->phase;
+		ph->compressor = BENCH_COMPRESSOR;
+		return;
+	}
+	bench_phase_extra(ph, "ubifs_leb_writes", (double)(now[0] - ph->hook_data[0]));
+	bench_phase_extra(ph, "ubifs_leb_write_bytes", (double)(now[1] - ph->hook_data[1]));
+	bench_phase_extra(ph, "ubifs_leb_changes", (double)(now[2] - ph->hook_data[2]));
+	bench_phase_extra(ph, "ubifs_leb_change_bytes", (double)(now[3] - ph->hook_data[3]));
+	bench_phase_extra(ph, "ubifs_leb_unmaps", (double)(now[4] - ph->hook_data[4]));
+}
+
 int bench_fs_mount(struct bench_fs *b)
 {
 	char msg[512];
@@ -169,11 +251,20 @@ int bench_fs_mount(struct bench_fs *b)
 			return ret;
 		}
 	}
-	ret = ubi_volume_io(b->ubi, b->vol_id, &b->vol);
+	ret = ubi_volume_io(b->ubi, b->vol_id, &b->inner);
 	if (ret) {
 		seterr(b, "UBI volume %u: %s", b->vol_id, ubi_errmsg(b->ubi));
 		return ret;
 	}
+	b->vol = b->inner;
+	b->vol.ctx = b;
+	b->vol.read = vw_read;
+	b->vol.write = vw_write;
+	b->vol.change = vw_change;
+	b->vol.unmap = vw_unmap;
+	b->vol.map = vw_map;
+	b->vol.is_mapped = vw_is_mapped;
+	b->vol.sync = vw_sync;
 	struct ubikit_mount_opts o = {.flags = 0};
 	ret = ubikit_mount_ex(&b->vol, &o, &b->fs, msg, sizeof(msg));
 	if (ret)
@@ -210,6 +301,13 @@ void bench_fs_close(struct bench_fs *b)
 	b->dev = NULL;
 	free(b->pool);
 	b->pool = NULL;
+	if (b->trace)
+		fclose(b->trace);
+	b->trace = NULL;
+	if (b->ctx && b->ctx->phase_hook_arg == b) {
+		b->ctx->phase_hook = NULL;
+		b->ctx->phase_hook_arg = NULL;
+	}
 }
 
 int bench_fs_create_file(struct bench_fs *b, const char *path, unsigned writes, size_t wsize)

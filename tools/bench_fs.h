@@ -32,12 +32,25 @@ const struct bench_scale *bench_scale(const struct bench_ctx *ctx);
 
 #define BENCH_COMPRESSOR "lzo" /* mkfs.ubifs' default, what the empty UBIFS is made with */
 
+/* What UBIFS asked of its volume (counted by a wrapper around the volume's
+ * vtable): with the flash counters, it splits write amplification into the
+ * part UBIFS makes and the part UBI and page padding add. */
+struct bench_vol_stats {
+	uint64_t writes, write_bytes;    /* LEB writes (journal heads, log, index, LPT, master) */
+	uint64_t changes, change_bytes;  /* atomic LEB changes */
+	uint64_t unmaps, maps;
+};
+
 struct bench_fs {
 	struct bench_ctx *ctx;
 	struct flash_dev *dev;
 	struct ubi_device *ubi;
 	uint32_t vol_id;
-	struct ubi_vol_io vol;
+	struct ubi_vol_io vol;          /* what UBIFS is given: the counting wrapper of inner */
+	struct ubi_vol_io inner;        /* the UBI volume */
+	struct bench_vol_stats vs;
+	FILE *trace;                    /* UBIKIT_BENCH_TRACE=FILE: every volume write/change/unmap */
+	const char *phase;              /* the phase being measured, for the trace */
 	struct ubikit_fs *fs;
 	uint8_t *pool;          /* incompressible bytes (SplitMix64) the writes take slices of */
 	size_t pool_len, pool_pos;
