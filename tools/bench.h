@@ -46,7 +46,7 @@ extern const struct bench_workload bench_workloads[];
 /* A fresh simulated device in RAM with ctx->device's configuration. */
 int bench_device(struct bench_ctx *ctx, struct flash_dev **out);
 
-#define BENCH_MAX_EXTRA 12
+#define BENCH_MAX_EXTRA 16
 
 struct bench_phase {
 	const char *phase;

@@ -170,6 +170,8 @@ int bench_fs_format(struct bench_ctx *ctx, struct bench_fs *b)
 static int vw_read(void *c, uint32_t lnum, uint32_t off, void *buf, size_t len)
 {
 	struct bench_fs *b = c;
+	b->vs.reads++;
+	b->vs.read_bytes += len;
 	return b->inner.read(b->inner.ctx, lnum, off, buf, len);
 }
 
@@ -225,8 +227,8 @@ static int vw_sync(void *c)
 static void vol_hook(void *arg, struct bench_phase *ph, int end)
 {
 	struct bench_fs *b = arg;
-	uint64_t now[6] = {b->vs.writes, b->vs.write_bytes, b->vs.changes, b->vs.change_bytes, b->vs.unmaps,
-			   b->vs.maps};
+	uint64_t now[8] = {b->vs.writes, b->vs.write_bytes, b->vs.changes, b->vs.change_bytes, b->vs.unmaps,
+			   b->vs.maps, b->vs.reads, b->vs.read_bytes};
 	if (!end) {
 		memcpy(ph->hook_data, now, sizeof(now));
 		b->phase = ph->phase;
@@ -238,6 +240,8 @@ static void vol_hook(void *arg, struct bench_phase *ph, int end)
 	bench_phase_extra(ph, "ubifs_leb_changes", (double)(now[2] - ph->hook_data[2]));
 	bench_phase_extra(ph, "ubifs_leb_change_bytes", (double)(now[3] - ph->hook_data[3]));
 	bench_phase_extra(ph, "ubifs_leb_unmaps", (double)(now[4] - ph->hook_data[4]));
+	bench_phase_extra(ph, "ubifs_leb_reads", (double)(now[6] - ph->hook_data[6]));
+	bench_phase_extra(ph, "ubifs_leb_read_bytes", (double)(now[7] - ph->hook_data[7]));
 }
 
 int bench_fs_mount(struct bench_fs *b)

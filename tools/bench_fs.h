@@ -39,6 +39,7 @@ struct bench_vol_stats {
 	uint64_t writes, write_bytes;    /* LEB writes (journal heads, log, index, LPT, master) */
 	uint64_t changes, change_bytes;  /* atomic LEB changes */
 	uint64_t unmaps, maps;
+	uint64_t reads, read_bytes;      /* LEB reads (what the caches above did not hold) */
 };
 
 struct bench_fs {
