@@ -28,6 +28,7 @@ static void usage(FILE *out)
 		     "  --list       list the workloads\n"
 		     "  --size SIZE  device size (default 256MiB; PEB 128KiB)\n"
 		     "  --short      w1..w7 at a small scale (seconds; for tests, see docs/bench.md)\n"
+		     "  --subpage N  NAND sub-page size (default: none, = page size; nandsim's is 512)\n"
 		     "  --no-fork    run workloads in this process (default: one child process\n"
 		     "               each, so peak RSS is per workload)\n");
 }
@@ -86,7 +87,7 @@ int cmd_bench(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"json", 0, 0, 'j'}, {"list", 0, 0, 'l'}, {"help", 0, 0, 'h'},
-		{"size", 1, 0, 's'}, {"no-fork", 0, 0, 'F'}, {"short", 0, 0, 'S'}, {0, 0, 0, 0},
+		{"size", 1, 0, 's'}, {"no-fork", 0, 0, 'F'}, {"short", 0, 0, 'S'}, {"subpage", 1, 0, 'P'}, {0, 0, 0, 0},
 	};
 	struct bench_ctx ctx = {0};
 	ctx.out = stdout;
@@ -110,6 +111,18 @@ int cmd_bench(int argc, char **argv)
 		case 'S':
 			ctx.short_scale = true;
 			break;
+		case 'P': {
+			char why[256];
+			struct flash_geometry g = ctx.device.geo;
+			if (util_parse_size(optarg, &size) || size > g.page_size ||
+			    (g.subpage_size = (uint32_t)size, flash_sim_check_geometry(&g, why, sizeof(why)))) {
+				fprintf(stderr, "ubikit bench: --subpage %s: not a sub-page size of %u-byte pages\n", optarg,
+					g.page_size);
+				return 2;
+			}
+			ctx.device.geo.subpage_size = (uint32_t)size;
+			break;
+		}
 		case 's':
 			if (util_parse_size(optarg, &size) || !size || size % ctx.device.geo.peb_size ||
 			    size / ctx.device.geo.peb_size > UINT32_MAX) {
