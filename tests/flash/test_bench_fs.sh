@@ -122,4 +122,8 @@ expect_ok "$U" bench --short --size 32MiB w7
 grep -q "^w7 .*append+fsync" "$T_OUT" || fail "table: $(cat "$T_OUT")"
 grep -q "pages_programmed_per_fsync = " "$T_OUT" || fail "table extras: $(cat "$T_OUT")"
 expect_fail 2 "unknown workload 'w8'" "$U" bench --short all w8
+expect_fail 2 "--subpage 300: not a sub-page size" "$U" bench --short --subpage 300 w7
+expect_ok "$U" bench --short --size 32MiB --subpage 512 --json w2
+grep -qF '"subpage_size": 512' "$T_OUT" || fail "--subpage 512: $(cat "$T_OUT")"
+grep -qF '"user_bytes": 4194304' "$T_OUT" || fail "--subpage 512 w2: $(cat "$T_OUT")"
 echo "test_bench_fs: all passed"
