@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,20 @@ static int parse_uuid(const char *s, uint8_t out[16])
 		n++;
 	}
 	return n == 32 ? 0 : -1;
+}
+
+/* mkfs.ubifs refuses an output inside the tree it reads: it would read
+ * its own half-written image */
+static int inside_root(const char *root, const char *out)
+{
+	char r[PATH_MAX], d[PATH_MAX], tmp[PATH_MAX];
+	if (!root || !out || !realpath(root, r))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s", out);
+	if (!realpath(dirname(tmp), d))
+		return 0;
+	size_t n = strlen(r);
+	return !strcmp(r, d) || (!strncmp(r, d, n) && (d[n] == '/' || !strcmp(r, "/")));
 }
 
 static void progress(void *ctx, uint64_t done, uint64_t total)
@@ -350,6 +366,10 @@ int cmd_mkfs(int argc, char **argv)
 	if (!minio || !leb || !maxleb) {
 		fprintf(stderr, WHO ": error: %s was not specified (-m, -e and -c are required, as for mkfs.ubifs)\n",
 			!minio ? "the min. I/O unit size (-m)" : !leb ? "the LEB size (-e)" : "the maximum LEB count (-c)");
+		return 2;
+	}
+	if (inside_root(o.root, out) || inside_root(o.root, ubi_out)) {
+		fprintf(stderr, WHO ": error: the output file cannot be inside the source tree %s\n", o.root);
 		return 2;
 	}
 	if (ubi_out && !peb) {

@@ -132,6 +132,8 @@ expect_fail 1 "maximum LEB count 10 is too small, minimum is 17" "$UBIKIT" mkfs 
 expect_fail 1 "LPT of 2000000000 LEBs does not fit" "$UBIKIT" mkfs -r "$S/src" -m 8 -e 15360 -c 2000000000 -o "$S/e.img"
 expect_fail 1 "too small LEB size 8192" "$UBIKIT" mkfs -r "$S/src" -m 8 -e 8192 -c 100 -o "$S/e.img"
 expect_fail 2 "-m, -e and -c are required" "$UBIKIT" mkfs -r "$S/src" -e 129024 -c 100 -o "$S/e.img"
+expect_fail 2 "output file cannot be inside the source tree" "$UBIKIT" mkfs -r "$S/src" ${GEO[nand2k]} -o "$S/src/sub/self.img"
+[ ! -e "$S/src/sub/self.img" ] || fail "an image was written into the source tree"
 expect_fail 2 "no output file" "$UBIKIT" mkfs -r "$S/src" ${GEO[nand2k]}
 expect_fail 2 "option -a is not supported" "$UBIKIT" mkfs -a -r "$S/src" ${GEO[nand2k]} -o "$S/e.img"
 expect_fail 2 "option --selinux is not supported .*SELinux" "$UBIKIT" mkfs --selinux x -r "$S/src" ${GEO[nand2k]} -o "$S/e.img"
