@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_priv.h"
@@ -319,6 +320,13 @@ int ubifs_check(struct ubifs_fs *fs)
 	if (!fs)
 		return -EINVAL;
 	struct ck c = {.fs = fs};
+	/* the LPT check scans the LEBs: the journal heads' buffers first (as
+	 * the kernel's dbg_check_lprops) */
+	if (!fs->read_only && fs->jnl && !fs->ro_error) {
+		int e = ubifs_jnl_sync_all(fs);
+		if (e)
+			return e;
+	}
 	struct ubifs_key lo = {0, 0}, hi = {0, 0};
 	/* the committed index, from the master node */
 	int err = check_idx(&c, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, -1, &lo, &hi, 0);
