@@ -689,50 +689,138 @@ static void t_every_cut(void **state)
 	assert_true(fig.runs > 50);
 }
 
+/* After a recovery (which ends with a commit) everything present is durable:
+ * the model takes the recovered tree as its new start. */
+static void adopt(struct model *m, struct ubikit_fs *fs)
+{
+	static uint8_t buf[MAXLEN + 10];
+	for (int i = 0; i < NNAMES; i++) {
+		struct mfile *f = &m->f[i];
+		char p[32];
+		name_of(i, p);
+		free(f->data);
+		free(f->pdata);
+		memset(f, 0, sizeof(*f));
+		struct ubikit_file *h;
+		if (ubikit_open(fs, p, O_RDONLY, 0, &h))
+			continue;
+		ssize_t n = ubikit_pread(h, buf, sizeof(buf), 0);
+		ubikit_close(h);
+		assert_true(n >= 0 && n <= MAXLEN);
+		f->exists = 1;
+		f->data = calloc(1, MAXLEN);
+		memcpy(f->data, buf, (size_t)n);
+		f->len = (size_t)n;
+		f->maybe = 1;
+		pin(f);
+	}
+	memset(m->open, 0, sizeof(m->open));
+	/* /d may not have survived (made but never synced before the cut) */
+	int err = ubikit_mkdir(fs, "/d", 0755);
+	assert_true(err == 0 || err == -EEXIST);
+}
+
+/* Cuts chained on one flash: a workload runs until the cut, the flash is
+ * rebooted and recovered (sometimes with a second cut during the recovery
+ * itself), checked, and the workload goes on from the recovered tree. */
 static void t_random_cuts(void **state)
 {
 	(void)state;
-	unsigned runs = long_tests() ? 20000 : 1000;
-	const unsigned nops = 150;
-	/* the workload's length in flash operations, without a cut */
-	struct figures fig = {0};
+	unsigned cycles = long_tests() ? 20000 : 1000;
 	struct util_prng r;
 	util_prng_seed(&r, 2024);
-	/* the workload's length in flash operations (one seed, no cut) */
-	uint64_t span = 0;
-	{
-		struct flash_dev *fl = new_flash();
-		uint64_t base = flash_sim_op_count(fl);
-		struct mnt mt;
-		char msg[256];
-		struct model *m = calloc(1, sizeof(*m));
-		assert_int_equal(mount_rw(fl, &mt, 0, msg, sizeof(msg)), 0);
-		assert_int_equal(start(m, mt.fs, 100), 0);
-		for (unsigned k = 0; k < nops; k++)
-			assert_int_equal(step(m, mt.fs), 0);
-		for (int k = 0; k < NOPEN; k++)
-			if (m->open[k])
-				ubikit_close(m->open[k]);
-		assert_int_equal(umount(&mt), 0);
-		span = flash_sim_op_count(fl) - base;
-		model_free(m);
-		free(m);
-		flash_close(fl);
-	}
 	time_t t0 = time(NULL);
-	unsigned cuts = 0;
-	for (unsigned k = 0; k < runs; k++) {
-		uint64_t seed = 100 + k % 50;
-		uint64_t cut = 1 + util_prng_below(&r, span + span / 10);
-		cuts += (unsigned)one_run(seed, nops, cut, &fig);
-		if (!long_tests() && time(NULL) - t0 > 80)
+	struct figures fig = {0};
+	unsigned cuts = 0, in_recovery = 0, fresh = 0, full = 0, k;
+	struct flash_dev *fl = NULL;
+	struct rec_flash rec;
+	struct mnt mt = {0};
+	struct model *m = calloc(1, sizeof(*m));
+	char msg[512], ctx[200];
+	for (k = 0; k < cycles; k++) {
+		if (!fl) { /* a fresh flash (at the start, after a refused mount) */
+			fl = new_flash();
+			rec = (struct rec_flash){.base = {&rf_ops, fl->geo, 0}, .in = fl};
+			assert_int_equal(mount_rw(&rec.base, &mt, 0, msg, sizeof(msg)), 0);
+			model_free(m);
+			assert_int_equal(start(m, mt.fs, 1000 + k), 0);
+			fresh++;
+		}
+		flash_sim_power_cut_after(fl, 1 + util_prng_below(&r, 120));
+		int err = 0;
+		for (unsigned n = 0; !err && n < 60; n++)
+			err = step(m, mt.fs);
+		if (!flash_sim_is_cut(fl) && err == -ENOSPC) {
+			/* full (no garbage collection yet, helper h-gc): a fresh flash */
+			for (int o = 0; o < NOPEN; o++)
+				if (m->open[o])
+					ubikit_close(m->open[o]);
+			memset(m->open, 0, sizeof(m->open));
+			umount(&mt);
+			flash_close(fl);
+			fl = NULL;
+			full++;
+			continue;
+		}
+		if (!flash_sim_is_cut(fl)) {
+			if (err)
+				fail_msg("cycle %u: error %d without a power cut", k, err);
+			flash_sim_power_cut_after(fl, 0);
+			continue;
+		}
+		cuts++;
+		char cut_op[96];
+		snprintf(cut_op, sizeof(cut_op), "%s", rec.what);
+		for (int o = 0; o < NOPEN; o++)
+			if (m->open[o])
+				ubikit_close(m->open[o]);
+		memset(m->open, 0, sizeof(m->open));
+		umount(&mt);
+		assert_int_equal(flash_sim_reopen(fl), 0);
+		snprintf(ctx, sizeof(ctx), "cycle %u (%s)", k, cut_op);
+		if (util_prng_below(&r, 4) == 0) { /* a cut during the recovery too */
+			flash_sim_power_cut_after(fl, 1 + util_prng_below(&r, 40));
+			if (mount_rw(&rec.base, &mt, 0, msg, sizeof(msg))) {
+				if (!flash_sim_is_cut(fl) && strncmp(cut_op, "erase", 5))
+					fail_msg("%s: recovery failed: %s", ctx, msg);
+				if (flash_sim_is_cut(fl)) {
+					in_recovery++;
+					snprintf(cut_op, sizeof(cut_op), "%s", rec.what);
+					snprintf(ctx, sizeof(ctx), "cycle %u (cut again in the recovery: %s)", k, cut_op);
+				}
+				assert_int_equal(flash_sim_reopen(fl), 0);
+			} else {
+				flash_sim_power_cut_after(fl, 0);
+				goto recovered;
+			}
+			flash_sim_power_cut_after(fl, 0);
+		}
+		if (mount_after_cut(&rec.base, &mt, ctx, cut_op, "read-write mount after the power cut", &fig)) {
+			flash_close(fl);
+			fl = NULL;
+			continue;
+		}
+	recovered:
+		fig.recovered++;
+		check_model(m, mt.fs, ctx);
+		check_fs(mt.fs, ctx);
+		adopt(m, mt.fs);
+		if (!long_tests() && time(NULL) - t0 > 45)
 			break; /* keep the default run short on a loaded machine */
 	}
-	printf("random cuts (workload of %llu flash operations): %u runs, %u of them cut inside the workload (%u in the first mount): %u recovered "
-	       "and checked, %u refused after a cut erase (UBI), %lds\n",
-	       (unsigned long long)span, fig.runs, cuts, fig.cut_in_mount, fig.recovered, fig.erase_refused,
-	       (long)(time(NULL) - t0));
-	assert_true(cuts > fig.runs / 2);
+	if (fl) {
+		for (int o = 0; o < NOPEN; o++)
+			if (m->open[o])
+				ubikit_close(m->open[o]);
+		assert_int_equal(umount(&mt), 0);
+		flash_close(fl);
+	}
+	model_free(m);
+	free(m);
+	printf("random cuts, chained: %u cycles, %u cuts (%u more during the recovery), %u recovered and checked, "
+	       "%u refused after a cut erase (UBI); %u fresh flashes (%u after ENOSPC: no GC yet), %lds\n",
+	       k, cuts, in_recovery, fig.recovered, fig.erase_refused, fresh, full, (long)(time(NULL) - t0));
+	assert_true(cuts > 50);
 }
 
 int main(void)
