@@ -338,7 +338,10 @@ int ubifs_check(struct ubifs_fs *fs)
 		err = walk_leaves(&c);
 	if (!err)
 		err = check_inodes(&c);
-	if (!err && fs->lpt)
+	/* after an unclean unmount a read-only mount leaves the torn tails on
+	 * flash (the kernel fixes them only when mounting read-write), so a
+	 * scan cannot match the LPT then */
+	if (!err && fs->lpt && !(fs->read_only && fs->need_recovery))
 		err = ubifs_lpt_check(fs->lpt);
 	free(c.inos);
 	free(c.refs);
