@@ -38,6 +38,7 @@
 #include "fs/fs.h"
 #include "ubi/ubi.h"
 #include "ubifs/ubifs.h"
+#include "ubifs/test_md5.h"
 #include "ubifs/ubifs_test_tree.h"
 #include "util/util_prng.h"
 
@@ -443,6 +444,75 @@ static void check_fs(struct ubikit_fs *fs, const char *ctx)
 		fail_msg("%s: %s", ctx, ubifs_errmsg(fs_ubifs(fs)));
 }
 
+/* ---- export for the kernel's judgement (tests/vm/ubifs_powercut_rw.sh):
+ * UBIKIT_PC_EXPORT=DIR writes, for every UBIKIT_PC_EXPORT_EVERY-th cut of
+ * the short workload, the flash after our recovery (and the writes after
+ * it) as DIR/cutN.flash and our view as DIR/cutN.list: "./path size md5"
+ * per regular file, sorted, as the VM lists it. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void export_listing(struct ubikit_fs *fs, const char *path)
+{
+	char *names[64];
+	int n = 0;
+	const char *dirs[] = {"/", "/d/"};
+	for (int d = 0; d < 2; d++) {
+		struct ubikit_dir *dh;
+		if (ubikit_opendir(fs, dirs[d], &dh))
+			continue;
+		struct ubikit_dirent e;
+		while (ubikit_readdir(dh, &e) == 1 && n < 64) {
+			char p[300];
+			snprintf(p, sizeof(p), "%s%s", dirs[d], e.name);
+			struct ubikit_stat st;
+			if (strcmp(e.name, ".") && strcmp(e.name, "..") && !ubikit_lstat(fs, p, &st) && S_ISREG(st.mode))
+				names[n++] = strdup(p);
+		}
+		ubikit_closedir(dh);
+	}
+	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	static uint8_t buf[MAXLEN + 10000];
+	for (int i = 0; i < n; i++) {
+		struct ubikit_file *h;
+		assert_int_equal(ubikit_open(fs, names[i], O_RDONLY, 0, &h), 0);
+		ssize_t len = ubikit_pread(h, buf, sizeof(buf), 0);
+		ubikit_close(h);
+		assert_true(len >= 0);
+		struct util_md5 md;
+		char hex[33];
+		util_md5_init(&md);
+		util_md5_update(&md, buf, (size_t)len);
+		util_md5_hex(&md, hex);
+		fprintf(f, ".%s %zd %s\n", names[i], len, hex);
+		free(names[i]);
+	}
+	fclose(f);
+}
+
+static void export_flash(struct flash_dev *fl, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	static uint8_t buf[PEB];
+	for (uint32_t peb = 0; peb < NPEB; peb++) {
+		assert_int_equal(flash_read(fl, peb, 0, buf, PEB), 0);
+		assert_int_equal(fwrite(buf, 1, PEB, f), PEB);
+	}
+	fclose(f);
+}
+
+static const char *export_dir(uint64_t cut)
+{
+	const char *d = getenv("UBIKIT_PC_EXPORT"), *e = getenv("UBIKIT_PC_EXPORT_EVERY");
+	uint64_t every = e ? strtoull(e, NULL, 0) : 20;
+	return d && *d && every && cut % every == 0 ? d : NULL;
+}
+
 struct figures;
 static int mount_after_cut(struct flash_dev *fl, struct mnt *mt, const char *ctx, const char *cut_op,
 			   const char *phase, struct figures *fig);
@@ -523,7 +593,17 @@ static int one_run(uint64_t seed, unsigned nops, uint64_t cut, struct figures *f
 	struct ubikit_stat st;
 	assert_int_equal(ubikit_stat(mt.fs, "/after", &st), 0);
 	assert_int_equal(st.size, sizeof(after));
+	const char *exp = was_cut ? export_dir(cut) : NULL;
+	char path[600];
+	if (exp) {
+		snprintf(path, sizeof(path), "%s/cut%llu.list", exp, (unsigned long long)cut);
+		export_listing(mt.fs, path);
+	}
 	assert_int_equal(umount(&mt), 0);
+	if (exp) {
+		snprintf(path, sizeof(path), "%s/cut%llu.flash", exp, (unsigned long long)cut);
+		export_flash(fl, path);
+	}
 out:
 	model_free(m);
 	free(m);
