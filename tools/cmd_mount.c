@@ -85,13 +85,13 @@ int cmd_mount(int argc, char **argv)
 		tool_err("mount", "/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
 		return 1;
 	}
-	struct tool_image *img = tool_image_open_mounted("mount", argv[optind], &io);
+	struct ubikit_image *img = tool_image_open_mounted("mount", argv[optind], &io);
 	if (!img)
 		return 1;
 	char *abs = realpath(argv[optind], NULL);
 	struct fuse_ubikit_opts fo = {
 		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra};
-	int ret = fuse_ubikit_main(img->fs, argv[optind + 1], &fo);
+	int ret = fuse_ubikit_main(ubikit_image_fs(img), argv[optind + 1], &fo);
 	free(abs);
 	tool_image_close(img);
 	if (ret) {
