@@ -17,19 +17,19 @@
 #include <sys/sysmacros.h>
 #include <ubikit/ubikit.h>
 
-/* Read-only: nothing changes under the kernel's caches. */
+#include "fuse/fuse_ubikit_priv.h"
+
+/* Every change goes through this process and its replies keep the
+ * kernel's caches right, so attributes and entries may be cached long. */
 #define FU_TIMEOUT 3600.0
 /* readdir offsets: 0 start, 1 after ".", 2 after "..", else 2 + fs cookie */
 #define FU_OFF_BASE 2
 
-struct fu_ctx {
-	struct ubikit_fs *fs;
-};
 
 /* What the fs layer reports about damaged content (a bad node, a check
  * that failed) reaches programs as EIO, the error they expect from a file
  * system; EINVAL would read as a bug in the caller. Other codes pass. */
-static int fu_err(int neg)
+int fu_err(int neg)
 {
 	int e = -neg;
 	if (e == EINVAL || e == EBADMSG || e == EUCLEAN || e == ELOOP || e == EFBIG || e == ERANGE)
@@ -44,12 +44,12 @@ static bool fu_bad_name(const char *n)
 	return !n[0] || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..");
 }
 
-static struct ubikit_fs *fu_fs(fuse_req_t req)
+struct ubikit_fs *fu_fs(fuse_req_t req)
 {
 	return ((struct fu_ctx *)fuse_req_userdata(req))->fs;
 }
 
-static void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
+void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = u->ino;
@@ -70,7 +70,7 @@ static void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
 	st->st_ctim.tv_nsec = u->ctime_nsec;
 }
 
-static int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e)
+int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e)
 {
 	struct ubikit_stat us;
 	int ret = ubikit_stat_ino(fs, ino, &us);
@@ -146,7 +146,8 @@ static void fu_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	if (writing && ubikit_is_read_only(fu_fs(req))) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
@@ -158,6 +159,11 @@ static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (S_ISDIR(us.mode)) {
 		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && S_ISREG(us.mode) && us.size &&
+	    (ret = ubikit_truncate_ino(fu_fs(req), ino, 0)) != 0) {
+		fuse_reply_err(req, fu_err(ret));
 		return;
 	}
 	fi->keep_cache = 1;
@@ -300,7 +306,7 @@ static void fu_statfs(fuse_req_t req, fuse_ino_t ino)
 	v.f_bavail = s.blocks_avail;
 	v.f_files = s.files;
 	v.f_namemax = (unsigned long)s.name_max;
-	v.f_flag = ST_RDONLY;
+	v.f_flag = ubikit_is_read_only(fu_fs(req)) ? ST_RDONLY : 0;
 	fuse_reply_statfs(req, &v);
 }
 
@@ -352,6 +358,23 @@ static const struct fuse_lowlevel_ops fu_ops = {
 	.statfs = fu_statfs,
 	.listxattr = fu_listxattr,
 	.getxattr = fu_getxattr,
+	/* the changing side: fuse_ubikit_write.inc */
+	.create = fu_create,
+	.mknod = fu_mknod,
+	.mkdir = fu_mkdir,
+	.symlink = fu_symlink,
+	.link = fu_link,
+	.unlink = fu_unlink,
+	.rmdir = fu_rmdir,
+	.rename = fu_rename,
+	.setattr = fu_setattr,
+	.write = fu_write,
+	.flush = fu_flush,
+	.release = fu_release,
+	.fsync = fu_fsync,
+	.fsyncdir = fu_fsyncdir,
+	.setxattr = fu_setxattr,
+	.removexattr = fu_removexattr,
 };
 
 int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct fuse_ubikit_opts *o)
@@ -379,7 +402,8 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 	for (char *p = fsname; *p; p++)
 		if (*p == ',' || *p == '\\')
 			*p = '_';
-	snprintf(opts, sizeof(opts), "ro,default_permissions,fsname=%s,subtype=ubikit%s%s", fsname,
+	snprintf(opts, sizeof(opts), "%s,default_permissions,fsname=%s,subtype=ubikit%s%s",
+		 ubikit_is_read_only(fs) ? "ro" : "rw", fsname,
 		 o->extra_opts && o->extra_opts[0] ? "," : "", o->extra_opts ? o->extra_opts : "");
 	if (fuse_opt_add_arg(&args, "ubikit") || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts) ||
 	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {

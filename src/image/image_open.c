@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -229,7 +230,10 @@ int ubikit_image_open(const char *path, const struct ubikit_image_opts *o, struc
 	struct ubikit_image *img = calloc(1, sizeof(*img));
 	if (!img)
 		return -ENOMEM;
-	img->path = strdup(path);
+	/* Read-write: the file is written again at close, and a front end may
+	 * have changed directory by then (FUSE goes to "/"): keep it absolute. */
+	char *abs = (o->flags & UBIKIT_IMAGE_RDWR) ? realpath(path, NULL) : NULL;
+	img->path = abs ? abs : strdup(path);
 	if (!img->path) {
 		free(img);
 		return -ENOMEM;

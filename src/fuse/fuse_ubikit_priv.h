@@ -1,0 +1,41 @@
+/* fuse_ubikit_priv — what the FUSE front end's files share: the session's
+ * context, the error mapping and the attribute replies (fuse_ubikit.c),
+ * used by the changing operations (fuse_ubikit_write.c). */
+#ifndef UBIKIT_FUSE_UBIKIT_PRIV_H
+#define UBIKIT_FUSE_UBIKIT_PRIV_H
+#include <fuse_lowlevel.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct ubikit_fs;
+struct ubikit_stat;
+
+struct fu_ctx {
+	struct ubikit_fs *fs;
+};
+
+struct ubikit_fs *fu_fs(fuse_req_t req);
+/* negative errno of the fs layer -> the errno programs expect */
+int fu_err(int neg);
+void fu_to_stat(const struct ubikit_stat *u, struct stat *st);
+int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e);
+
+void fu_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi);
+void fu_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+void fu_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void fu_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void fu_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void fu_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fu_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fu_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+	       unsigned int flags);
+void fu_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi);
+void fu_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+void fu_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fu_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fu_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void fu_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void fu_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags);
+void fu_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+#endif
