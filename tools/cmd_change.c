@@ -304,7 +304,7 @@ static int chmod_one(struct ubikit_fs *fs, const char *path, const char *mode, b
 	uint32_t m;
 	if (parse_mode(mode, st.mode, &m)) {
 		fprintf(stderr, "ubikit chmod: invalid mode: '%s'\n", mode);
-		return 2;
+		return 1;
 	}
 	err = ubikit_chmod(fs, path, m);
 	if (err)
