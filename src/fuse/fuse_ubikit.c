@@ -166,7 +166,9 @@ static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, fu_err(ret));
 		return;
 	}
-	fi->keep_cache = 1;
+	/* read-only: nothing changes, keep the pages; read-write: each open
+	 * reads again what the file system holds */
+	fi->keep_cache = ubikit_is_read_only(fu_fs(req)) ? 1 : 0;
 	fuse_reply_open(req, fi);
 }
 

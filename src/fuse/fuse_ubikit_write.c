@@ -53,7 +53,7 @@ void fu_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		fuse_reply_err(req, fu_err(ret));
 		return;
 	}
-	fi->keep_cache = 1;
+	fi->keep_cache = 0;
 	fuse_reply_create(req, &e, fi);
 }
 

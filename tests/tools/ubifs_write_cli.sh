@@ -48,6 +48,8 @@ touch -d '2010-01-01 00:00:00' src2/one
 snap() {
 	sh "$UBIKIT_SRC/tests/tools/ubifs_manifest.sh" "$1" |
 		awk '$2 == "d" { NF-- } $1 == "./a/sl" || $1 == "./a/b/sl2" { $8 = "-" } { print }'
+	echo "== mtimes to the nanosecond"
+	(cd "$1" && find . ! -type d ! -path ./a/sl ! -path ./a/b/sl2 -printf '%p %T@\n' | LC_ALL=C sort)
 }
 
 # ---- the operations: host (coreutils) and image (ubikit) ----
