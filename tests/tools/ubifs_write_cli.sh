@@ -23,6 +23,7 @@ U() { "$UBIKIT" "$@"; }
 mkdir -p base/keep src/d/e src2
 printf 'base file\n' >base/keep/old
 printf 'tmp\n' >base/gone
+touch -d '2005-05-05 05:05:05' base/keep/old # (mkfs.ubifs keeps whole seconds)
 head -c 200000 /dev/urandom >src/random.bin
 for i in $(seq 1 2000); do echo "line $i"; done >src/text
 printf 'hello\n' >src/a
