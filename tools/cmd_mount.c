@@ -30,6 +30,13 @@ static void mount_usage(FILE *out)
 		     "  -h, --help        this help\n" TOOL_IMAGE_OPTS_HELP);
 }
 
+#ifdef UBIKIT_HAVE_FUSE
+static int mount_flush(void *img)
+{
+	return ubikit_image_flush(img);
+}
+#endif
+
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option lopts[] = {{"foreground", no_argument, NULL, 'f'},
@@ -102,7 +109,8 @@ int cmd_mount(int argc, char **argv)
 		return 1;
 	char *abs = realpath(argv[optind], NULL);
 	struct fuse_ubikit_opts fo = {
-		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra};
+		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra,
+		.flush = mount_flush, .flush_arg = img};
 	int ret = fuse_ubikit_main(ubikit_image_fs(img), argv[optind + 1], &fo);
 	free(abs);
 	/* the final commit and the image's way to disk */

@@ -126,6 +126,11 @@ int ubikit_image_select(struct ubikit_image *img, const char *name, uint32_t id)
 int ubikit_image_mount(struct ubikit_image *img, unsigned mount_flags);
 /* The mounted file system (NULL if none); owned by the image. */
 struct ubikit_fs *ubikit_image_fs(const struct ubikit_image *img);
+/* Make what the file system wrote so far durable in the file or device
+ * (after ubikit_fsync/ubikit_sync): a bare image writes its changed LEBs
+ * back, a flash image finishes pending erases and syncs the file. Without
+ * it a bare image reaches its file only at close. */
+int ubikit_image_flush(struct ubikit_image *img);
 /* Unmount (commit) the file system, keep the image open. */
 int ubikit_image_unmount(struct ubikit_image *img);
 /* Unmount, detach UBI, write back (bare image), release the lock, free.

@@ -49,6 +49,12 @@ struct ubikit_fs *fu_fs(fuse_req_t req)
 	return ((struct fu_ctx *)fuse_req_userdata(req))->fs;
 }
 
+int fu_flush_below(fuse_req_t req)
+{
+	struct fu_ctx *c = fuse_req_userdata(req);
+	return c->flush ? c->flush(c->flush_arg) : 0;
+}
+
 void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -395,7 +401,7 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 		return -ENOTDIR;
 	}
 	mountpoint = abs;
-	struct fu_ctx ctx = {.fs = fs};
+	struct fu_ctx ctx = {.fs = fs, .flush = o->flush, .flush_arg = o->flush_arg};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[1024];
 	/* fsname: commas would split the option string */

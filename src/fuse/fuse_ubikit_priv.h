@@ -12,7 +12,12 @@ struct ubikit_stat;
 
 struct fu_ctx {
 	struct ubikit_fs *fs;
+	int (*flush)(void *arg); /* see struct fuse_ubikit_opts */
+	void *flush_arg;
 };
+
+/* The flush hook after a successful fsync (0 if none). */
+int fu_flush_below(fuse_req_t req);
 
 struct ubikit_fs *fu_fs(fuse_req_t req);
 /* negative errno of the fs layer -> the errno programs expect */

@@ -191,7 +191,10 @@ void fu_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 {
 	(void)datasync;
 	(void)fi;
-	reply_status(req, ubikit_fsync_ino(fu_fs(req), ino));
+	int ret = ubikit_fsync_ino(fu_fs(req), ino);
+	if (!ret)
+		ret = fu_flush_below(req);
+	reply_status(req, ret);
 }
 
 void fu_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -200,7 +203,10 @@ void fu_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_
 	(void)datasync;
 	(void)fi;
 	struct ubikit_fs *fs = fu_fs(req);
-	reply_status(req, ubikit_is_read_only(fs) ? 0 : ubikit_sync(fs));
+	int ret = ubikit_is_read_only(fs) ? 0 : ubikit_sync(fs);
+	if (!ret)
+		ret = fu_flush_below(req);
+	reply_status(req, ret);
 }
 
 void fu_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)

@@ -383,6 +383,16 @@ int ubikit_image_mount(struct ubikit_image *img, unsigned mount_flags)
 	return ret;
 }
 
+int ubikit_image_flush(struct ubikit_image *img)
+{
+	if (!img->rdwr || !img->have_vol || !img->inner.sync)
+		return 0;
+	int ret = img->inner.sync(img->inner.ctx);
+	if (ret)
+		snprintf(img->err, sizeof(img->err), "%s: writing to disk failed: %s", img->path, strerror(-ret));
+	return ret;
+}
+
 int ubikit_image_unmount(struct ubikit_image *img)
 {
 	if (!img->fs)

@@ -13,7 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/ubifs_lib.sh"
 [ -c /dev/fuse ] || skip "no /dev/fuse: FUSE read-write mount not tested"
-need fusermount3 mkfs.ubifs getfattr setfattr python3 mountpoint
+need fusermount3 mkfs.ubifs ubinize getfattr setfattr python3 mountpoint
 S=${UBIKIT_SCRATCH:?}
 SEED=${SEED:-1}
 OPS=${FSX_OPS:-3000}
@@ -109,4 +109,33 @@ cmp mnt/copy/text host/copy/text || fail "-o ro: content"
 sum=$(md5sum <fs.ubifs)
 umount_wait
 [ "$(md5sum <fs.ubifs)" = "$sum" ] || fail "-o ro: the image was changed"
+# ---- 4. fsync is durable: the mount process killed (-9) after an fsync ----
+for kind in bare sim; do
+	if [ $kind = bare ]; then
+		mkfs.ubifs -r empty -m 2048 -e 129024 -c 100 -x lzo -o k.img
+	else
+		rm -f k.img k.img.sim
+		mkfs.ubifs -r empty -m 2048 -e 129024 -c 100 -x lzo -o k.ubifs
+		printf '[u]\nmode=ubi\nimage=%s\nvol_id=0\nvol_type=dynamic\nvol_name=rootfs\nvol_flags=autoresize\n' \
+			"$S/k.ubifs" >k.ini
+		ubinize -o k.ubi -p 128KiB -m 2048 -s 512 k.ini 2>/dev/null
+		"$UBIKIT" flash create k.img --size 16MiB --page 2048 --oob 64 --peb 128KiB --subpage 512 >/dev/null
+		"$UBIKIT" format k.img -f k.ubi -q -y >/dev/null
+	fi
+	mount_fg k.img mnt
+	python3 - "$S/mnt/synced" <<'PY' || fail "$kind: write + fsync through FUSE"
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"durable line\n" * 5000)
+os.fsync(fd)
+os.close(fd)
+PY
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null || :
+	pid=
+	fusermount3 -u mnt 2>/dev/null || umount -l mnt 2>/dev/null || :
+	expect_ok "$UBIKIT" cat k.img /synced
+	[ "$(md5sum <"$T_OUT")" = "$(python3 -c 'import sys; sys.stdout.write("durable line\n" * 5000)' | md5sum)" ] ||
+		fail "$kind: the fsync'ed file is not in the image after the mount process was killed"
+done
 echo "PASS: ubifs_write_fuse (fsx $OPS ops, seed $SEED)"
