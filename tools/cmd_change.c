@@ -59,7 +59,7 @@ struct change_cmd {
 	int (*run)(struct ubikit_fs *fs, int argc, char **argv, const int *flags, const char *const *vals);
 };
 
-enum { F_P, F_R, F_F, F_S, F_N, F_X, F_V, F_M, F_EXCH, F_NOREPL, F_NFLAGS };
+enum { F_P, F_R, F_F, F_S, F_N, F_X, F_V, F_M, F_EXCH, F_NOREPL, F_SQUASH, F_NFLAGS };
 
 /* ---- mkdir ---- */
 static int mkdir_p(struct ubikit_fs *fs, const char *path, uint32_t mode)
@@ -446,7 +446,7 @@ static int run_put(struct ubikit_fs *fs, int argc, char **argv, const int *fl, c
 		if (!target)
 			errors++;
 		else
-			tool_put(fs, argv[i], target, fl[F_V], &errors);
+			tool_put(fs, argv[i], target, fl[F_V] | (fl[F_SQUASH] ? TOOL_PUT_SQUASH : 0), &errors);
 		free(tf);
 		free(to);
 	}
@@ -454,11 +454,12 @@ static int run_put(struct ubikit_fs *fs, int argc, char **argv, const int *fl, c
 }
 
 static const struct change_cmd change_cmds[] = {
-	{"put", "put [-v] [image options] IMAGE HOSTPATH... DEST\n"
+	{"put", "put [-v] [-U] [image options] IMAGE HOSTPATH... DEST\n"
 		"Copy files and trees from the host into the image, as 'cp -a': contents (holes stay\n"
 		"holes), modes, owners, times, xattrs, hard links, symlinks, devices, fifos, sockets.\n"
-		"DEST an existing directory: each HOSTPATH goes inside it; else HOSTPATH becomes DEST.\n",
-	 "v", 2, run_put},
+		"DEST an existing directory: each HOSTPATH goes inside it; else HOSTPATH becomes DEST.\n"
+		"  -U, --squash-uids  owner and group root (as mkfs.ubifs -U)\n",
+	 "vU", 2, run_put},
 	{"mkdir", "mkdir [-p] [-m MODE] [-v] [image options] IMAGE PATH...\n"
 		  "Create directories in the image (-p: parents too, no error if existing).\n",
 	 "pm:v", 1, run_mkdir},
@@ -490,6 +491,7 @@ static int change_main(const struct change_cmd *c, int argc, char **argv)
 					      {"force", no_argument, NULL, 'f'},
 					      {"symbolic", no_argument, NULL, 's'},
 					      {"mode", required_argument, NULL, 'm'},
+					      {"squash-uids", no_argument, NULL, 'U'},
 					      TOOL_IMAGE_LONGOPTS,
 					      {NULL, 0, NULL, 0}};
 	struct tool_image_opts io;
@@ -537,6 +539,7 @@ static int change_main(const struct change_cmd *c, int argc, char **argv)
 		case 'x': val[F_X] = optarg; break;
 		case 'v': val[F_V] = optarg; break;
 		case 'm': val[F_M] = optarg; break;
+		case 'U': fl[F_SQUASH] = 1; break;
 		}
 	}
 	if (argc - optind < 1 + c->min_args) {

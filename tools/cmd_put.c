@@ -32,6 +32,7 @@ struct put_link {
 struct put_ctx {
 	struct ubikit_fs *fs;
 	int verbose;
+	bool squash; /* owners root (mkfs.ubifs -U) */
 	unsigned *errors;
 	struct put_link *links;
 	size_t nlinks, cap;
@@ -77,8 +78,8 @@ static int put_attrs(struct put_ctx *c, const char *dest, const struct stat *st)
 		return err;
 	struct ubikit_setattr a = {
 		.valid = UBIKIT_SET_UID | UBIKIT_SET_GID | UBIKIT_SET_ATIME | UBIKIT_SET_MTIME,
-		.uid = st->st_uid,
-		.gid = st->st_gid,
+		.uid = c->squash ? 0 : st->st_uid,
+		.gid = c->squash ? 0 : st->st_gid,
 		.atime_sec = st->st_atim.tv_sec,
 		.atime_nsec = (uint32_t)st->st_atim.tv_nsec,
 		.mtime_sec = st->st_mtim.tv_sec,
@@ -286,9 +287,9 @@ static void put_tree(struct put_ctx *c, const char *host, const char *dest, int 
 		put_err(c, "cannot set owner, mode or times of", dest, err);
 }
 
-int tool_put(struct ubikit_fs *fs, const char *host, const char *dest, int verbose, unsigned *errors)
+int tool_put(struct ubikit_fs *fs, const char *host, const char *dest, int flags, unsigned *errors)
 {
-	struct put_ctx c = {.fs = fs, .verbose = verbose, .errors = errors};
+	struct put_ctx c = {.fs = fs, .verbose = flags & 1, .squash = !!(flags & TOOL_PUT_SQUASH), .errors = errors};
 	c.buf = malloc(PUT_CHUNK);
 	if (!c.buf) {
 		put_err(&c, "cannot copy", host, -ENOMEM);

@@ -21,7 +21,8 @@ int tool_change_fail(const char *cmd, const char *what, const char *path, int ne
 /* Is PATH an existing directory in the image (symlinks followed)? */
 int tool_change_is_dir(struct ubikit_fs *fs, const char *path);
 
-/* cmd_put.c */
-int tool_put(struct ubikit_fs *fs, const char *host, const char *dest, int verbose, unsigned *errors);
+/* cmd_put.c; flags: 1 verbose, TOOL_PUT_SQUASH owners root */
+#define TOOL_PUT_SQUASH 2
+int tool_put(struct ubikit_fs *fs, const char *host, const char *dest, int flags, unsigned *errors);
 
 #endif

@@ -160,6 +160,16 @@ grep -q 'bad_pebs: 1' "$T_OUT" || { cat "$T_OUT" >&2; fail "nand: the bad block 
 marker=$(od -An -tx1 -j $((2 * 64 * (2048 + 64) + 2048)) -N1 nand.img | tr -d ' ')
 [ "$marker" != ff ] || fail "nand: bad-block marker of PEB 2 erased"
 
+# ---- put -U: owners root (as mkfs.ubifs -U); without it the host's ----
+if is_root; then
+	printf 'owned\n' >owned && chown 1234:4321 owned
+	expect_ok U put bare.ubifs owned /owned
+	expect_ok U put -U bare.ubifs owned /squashed
+	expect_ok U ls -l bare.ubifs /
+	grep -Eq '^-rw-r--r-- +1 +1234 +4321 .* owned$' "$T_OUT" || { cat "$T_OUT" >&2; fail "put: owner not kept"; }
+	grep -Eq '^-rw-r--r-- +1 +0 +0 .* squashed$' "$T_OUT" || { cat "$T_OUT" >&2; fail "put -U: owner not root"; }
+fi
+
 # ---- errors: as coreutils, exit 1; usage exit 2; other work still committed ----
 expect_fail 1 "cannot remove '/a': Is a directory" U rm bare.ubifs /a
 expect_fail 1 "cannot create directory '/x': File exists" U mkdir bare.ubifs /x
