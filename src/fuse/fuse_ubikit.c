@@ -175,7 +175,10 @@ static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* read-only: nothing changes, keep the pages; read-write: each open
 	 * reads again what the file system holds */
 	fi->keep_cache = ubikit_is_read_only(fu_fs(req)) ? 1 : 0;
-	fuse_reply_open(req, fi);
+	/* (the request is gone after the reply: take the context first) */
+	struct fu_ctx *c = fuse_req_userdata(req);
+	if (fuse_reply_open(req, fi) == 0 && !ubikit_is_read_only(c->fs))
+		fu_open_count(c, ino);
 }
 
 static void fu_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -213,8 +216,10 @@ static void fu_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	fi->keep_cache = 1;
-	fi->cache_readdir = 1;
+	/* read-write: the listing may change behind the kernel's back (a
+	 * hidden open file removed at its last close) */
+	fi->keep_cache = ubikit_is_read_only(fu_fs(req)) ? 1 : 0;
+	fi->cache_readdir = fi->keep_cache;
 	fuse_reply_open(req, fi);
 }
 
@@ -245,6 +250,11 @@ static void fu_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 			name = de.name;
 			eino = de.ino;
 			next = de.cookie + FU_OFF_BASE;
+			if (ino == UBIKIT_ROOT_INO && !strncmp(name, ".ubikit_hidden_", 15) &&
+			    !ubikit_is_read_only(fs)) {
+				pos = next; /* an unlinked file still open (fuse_ubikit_open.c) */
+				continue;
+			}
 			if (fu_bad_name(name)) {
 				/* Hide it (and say so) rather than lose the directory. */
 				fuse_log(FUSE_LOG_WARNING,
@@ -431,6 +441,7 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 		goto out_unmount;
 	ret = fuse_session_loop(se);
 	ret = ret > 0 ? 0 : ret; /* >0: ended by a signal, a normal way to stop */
+	fu_open_end(&ctx);
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:

@@ -10,11 +10,28 @@
 struct ubikit_fs;
 struct ubikit_stat;
 
+/* A file open through the mount (fuse_ubikit_open.c). */
+struct fu_open {
+	uint64_t ino;
+	unsigned count;
+	int hidden; /* its last name was unlinked: now .ubikit_hidden_<ino> */
+};
+
 struct fu_ctx {
 	struct ubikit_fs *fs;
+	struct fu_open *open;
+	size_t nopen, capopen;
 	int (*flush)(void *arg); /* see struct fuse_ubikit_opts */
 	void *flush_arg;
 };
+
+/* Open counts (fuse_ubikit_open.c): count an open, a release (the last
+ * one of a hidden file unlinks it), hide an open file whose last name is
+ * about to go (1 hidden, 0 nothing to do, <0 error), end of session. */
+void fu_open_count(struct fu_ctx *c, uint64_t ino);
+void fu_open_release(struct fu_ctx *c, uint64_t ino);
+int fu_open_hide(struct fu_ctx *c, uint64_t parent, const char *name);
+void fu_open_end(struct fu_ctx *c);
 
 /* The flush hook after a successful fsync (0 if none). */
 int fu_flush_below(fuse_req_t req);

@@ -54,7 +54,9 @@ void fu_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	fi->keep_cache = 0;
-	fuse_reply_create(req, &e, fi);
+	struct fu_ctx *c = fuse_req_userdata(req); /* (req is gone after the reply) */
+	if (fuse_reply_create(req, &e, fi) == 0)
+		fu_open_count(c, ino);
 }
 
 void fu_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
@@ -87,7 +89,11 @@ void fu_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 
 void fu_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_status(req, ubikit_unlink_ino(fu_fs(req), parent, name));
+	/* an open file keeps living under a hidden name until its last close */
+	int ret = fu_open_hide(fuse_req_userdata(req), parent, name);
+	if (ret == 0)
+		ret = ubikit_unlink_ino(fu_fs(req), parent, name);
+	reply_status(req, ret < 0 ? ret : 0);
 }
 
 void fu_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -110,7 +116,17 @@ void fu_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	reply_status(req, ubikit_rename_ino(fu_fs(req), parent, name, newparent, newname, f));
+	/* a target that is replaced loses its last name: hide it if open */
+	int ret = 0;
+	if (!(f & (UBIKIT_RENAME_EXCHANGE | UBIKIT_RENAME_NOREPLACE))) {
+		uint64_t src, dst;
+		if (!ubikit_lookup_ino(fu_fs(req), parent, name, &src) &&
+		    !ubikit_lookup_ino(fu_fs(req), newparent, newname, &dst) && src != dst)
+			ret = fu_open_hide(fuse_req_userdata(req), newparent, newname);
+	}
+	if (ret >= 0)
+		ret = ubikit_rename_ino(fu_fs(req), parent, name, newparent, newname, f);
+	reply_status(req, ret < 0 ? ret : 0);
 }
 
 void fu_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -182,8 +198,8 @@ void fu_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void fu_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
 	(void)fi;
+	fu_open_release(fuse_req_userdata(req), ino);
 	fuse_reply_err(req, 0);
 }
 

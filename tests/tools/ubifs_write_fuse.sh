@@ -8,7 +8,9 @@
 #   2. fsx-style random I/O on one file through the mount, compared with a
 #      host file at every read (tests/tools/fsx_lite.py, seeded), then
 #      again after unmount and a read-only mount;
-#   3. -o ro refuses writes; statfs says rw/ro; fsync of a directory commits.
+#   3. -o ro refuses writes and leaves the image as it was;
+#   4. an unlinked or replaced file still open keeps its data until closed;
+#   5. fsync is durable: the mount process killed after it (bare, simulator).
 # Needs /dev/fuse (skipped with exit 77 otherwise).
 set -euo pipefail
 . "$(dirname "$0")/ubifs_lib.sh"
@@ -109,7 +111,38 @@ cmp mnt/copy/text host/copy/text || fail "-o ro: content"
 sum=$(md5sum <fs.ubifs)
 umount_wait
 [ "$(md5sum <fs.ubifs)" = "$sum" ] || fail "-o ro: the image was changed"
-# ---- 4. fsync is durable: the mount process killed (-9) after an fsync ----
+# ---- 4. an unlinked (or replaced) file that is still open lives on until
+# its last close (under a hidden name, not listed), and leaves nothing
+# behind ----
+mkfs.ubifs -r empty -m 2048 -e 129024 -c 100 -x lzo -o u.img
+mount_fg u.img mnt
+python3 - "$S/mnt" <<'PY' || fail "unlink / rename over an open file through FUSE"
+import os, sys, time
+m = sys.argv[1]
+fd = os.open(m + "/tmpf", os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"abc")
+os.unlink(m + "/tmpf")
+os.write(fd, b"def")
+os.lseek(fd, 0, 0)
+assert os.read(fd, 10) == b"abcdef", "unlinked open file lost its data"
+assert os.listdir(m) == [], "listing shows %r" % os.listdir(m)
+with open(m + "/b", "w") as f:
+    f.write("old")
+fd2 = os.open(m + "/b", os.O_RDONLY)
+with open(m + "/c", "w") as f:
+    f.write("new")
+os.rename(m + "/c", m + "/b")
+assert os.read(fd2, 10) == b"old", "replaced open file lost its data"
+os.close(fd2)
+os.close(fd)
+PY
+umount_wait
+expect_ok "$UBIKIT" ls -l u.img /
+[ "$(awk '{ print $NF }' "$T_OUT")" = b ] || { cat "$T_OUT" >&2; fail "hidden files left in the image"; }
+expect_ok "$UBIKIT" cat u.img /b
+[ "$(cat "$T_OUT")" = new ] || fail "rename over an open file: wrong content"
+
+# ---- 5. fsync is durable: the mount process killed (-9) after an fsync ----
 for kind in bare sim; do
 	if [ $kind = bare ]; then
 		mkfs.ubifs -r empty -m 2048 -e 129024 -c 100 -x lzo -o k.img
