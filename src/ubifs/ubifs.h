@@ -179,4 +179,10 @@ int ubifs_sync(struct ubifs_fs *fs);
 /* Write out the heads holding nodes of this inode (fsync). */
 int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum);
 
+/* One step of background garbage collection (ubifs_gc.c): a commit when
+ * the journal asks for one, else one LEB with at least half of it dirty is
+ * collected. 1: did work, 0: nothing worth doing, <0: error (-EROFS on a
+ * read-only mount). */
+int ubifs_gc_step(struct ubifs_fs *fs);
+
 #endif

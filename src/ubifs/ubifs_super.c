@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
@@ -22,6 +23,8 @@ static void fs_free(struct ubifs_fs *fs)
 		return;
 	ubifs_jnl_close(fs->jnl);
 	fs->jnl = NULL;
+	ubifs_gc_close(fs->gc);
+	fs->gc = NULL;
 	ubifs_log_close(fs->log);
 	ubifs_lpt_close(fs->lpt);
 	ubifs_tnc_destroy(fs);
@@ -91,11 +94,7 @@ static int rw_finish(struct ubifs_fs *fs)
 		if (e)
 			return e;
 	}
-	fs->gc_lnum = fs->mst.gc_lnum;
-	int err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
-	if (!err)
-		err = ubifs_leb_unmap(fs, fs->gc_lnum);
-	return err;
+	return ubifs_gc_mount(fs);
 }
 
 int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,

@@ -53,6 +53,8 @@ struct wm {
 	uint64_t root; /* "/w" */
 	unsigned ops, made;
 	uint64_t bytes;
+	uint64_t limit; /* wm_set_limit: bound on live file bytes (0: none) */
+	unsigned limit_truncs;
 };
 
 static struct mino *find_ino(const struct wm *m, uint64_t inum)
@@ -358,6 +360,26 @@ static void gone_if_unlinked(struct wm *m, struct mino *i)
 		drop_ino(i);
 }
 
+void wm_set_limit(struct wm *m, uint64_t max_bytes)
+{
+	m->limit = max_bytes;
+}
+
+/* file bytes the model holds (each inode once, hard links or not) */
+uint64_t wm_live_bytes(const struct wm *m)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < m->nino; k++)
+		if (m->ino[k].live && S_ISREG(m->ino[k].mode))
+			n += m->ino[k].size;
+	return n;
+}
+
+static uint64_t live_bytes(const struct wm *m)
+{
+	return wm_live_bytes(m);
+}
+
 static int trace_on = -1;
 #define TRACE(...)                                                                                                     \
 	do {                                                                                                           \
@@ -425,8 +447,20 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 				continue;
 			struct mino *i = find_ino(m, e->inum);
 			size_t maxlen = big && rnd(m, 10) == 0 ? 256 * 1024 : 12000;
+			if (m->limit && maxlen > m->limit / 8)
+				maxlen = (size_t)(m->limit / 8);
 			size_t len = 1 + rnd(m, maxlen);
 			uint64_t off = rnd(m, 3) == 0 ? i->size : rnd(m, i->size + 8192);
+			if (m->limit && live_bytes(m) + (off + len > i->size ? off + len - i->size : 0) > m->limit) {
+				/* keep the live data bounded: empty this file instead */
+				err = ubifs_truncate(fs, i->inum, 0);
+				if (err)
+					FAIL("op %u: truncate %llu to 0 (limit): %d (%s)", m->ops, (unsigned long long)i->inum,
+					     err, ubifs_errmsg(fs));
+				set_len(i, 0);
+				m->limit_truncs++;
+				continue;
+			}
 			if (rnd(m, 2))
 				util_prng_fill(&m->r, buf, len);
 			else
