@@ -606,3 +606,33 @@ int ubifs_gc_take_idx_leb(struct ubifs_fs *fs, uint32_t *lnum)
 	*lnum = l;
 	return 0;
 }
+
+int ubifs_gc_index_room(struct ubifs_fs *fs, uint32_t min_idx_lebs)
+{
+	struct ubifs_gc *gc = fs ? gc_of(fs) : NULL;
+	if (!gc || fs->read_only || fs->ro_error)
+		return -EROFS;
+	for (int tries = 0; tries < 16; tries++) {
+		struct ubifs_lp_stats st;
+		ubifs_lpt_stats(fs->lpt, &st);
+		int64_t rsvd = min_idx_lebs > st.idx_lebs ? (int64_t)min_idx_lebs - st.idx_lebs : 0;
+		int64_t lebs = (int64_t)st.empty_lebs + ubifs_lpt_freeable_cnt(fs->lpt) + (int64_t)gc->nidx -
+			       st.taken_empty_lebs;
+		if (rsvd <= lebs)
+			return 0;
+		int r = ubifs_garbage_collect(fs, 1);
+		if (r >= 0) {
+			r = return_leb(fs, (uint32_t)r); /* an empty LEB (kernel run_gc) */
+			if (r)
+				return r;
+			gc->st.room_lebs++;
+			continue;
+		}
+		if (r != -EAGAIN && r != -ENOSPC)
+			return r;
+		r = ubifs_commit(fs);
+		if (r)
+			return r;
+	}
+	return util_err_set(&fs->err, -ENOSPC, "no room for the index: %u LEBs wanted", min_idx_lebs);
+}

@@ -45,6 +45,13 @@ int ubifs_gc_make_free(struct ubifs_fs *fs, uint32_t *lnum, uint32_t *offs, int 
 int ubifs_gc_start_commit(struct ubifs_fs *fs);
 int ubifs_gc_end_commit(struct ubifs_fs *fs);
 
+/* Budgeting's hook (kernel budget.c make_free_space / run_gc): while the
+ * index's reserve (min_idx_lebs, kernel ubifs_calc_min_idx_lebs) is more
+ * than the empty, freeable and GC-freed index LEBs, collect a LEB "anyway"
+ * and give it back empty, or commit when GC asks for it. 0 when there is
+ * room, -ENOSPC when there is none. */
+int ubifs_gc_index_room(struct ubifs_fs *fs, uint32_t min_idx_lebs);
+
 /* The in-the-gaps commit takes an index LEB GC emptied (kernel
  * ubifs_get_idx_gc_leb + get_idx_gc_leb): it leaves the idx_gc list, is
  * INDEX again and stays TAKEN. -ENOSPC when there is none. */
@@ -63,6 +70,7 @@ struct ubifs_gc_stats {
 	uint64_t commit_freed;     /* freeable non-index LEBs unmapped at commit start */
 	uint64_t commit_idx_freed; /* index LEBs unmapped after a commit */
 	uint64_t eagain, enospc;   /* GC asked for a commit / gave up */
+	uint64_t room_lebs;        /* LEBs emptied for the index's reserve */
 };
 void ubifs_gc_get_stats(const struct ubifs_fs *fs, struct ubifs_gc_stats *out);
 

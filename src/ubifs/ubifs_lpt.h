@@ -102,6 +102,8 @@ void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t
  * (kernel ubifs_change_one_lp's idx_gc_cnt argument); budgeting's
  * min_idx_lebs is left as it is. */
 void ubifs_lpt_add_idx_gc(struct ubifs_lpt *lpt, int32_t delta);
+/* budgeting's min_idx_lebs alone (idx_gc_cnt left as GC keeps it) */
+void ubifs_lpt_set_min_idx_lebs(struct ubifs_lpt *lpt, uint32_t min_idx_lebs);
 /* LEBs that are free + dirty == leb_size, not index, not taken */
 uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt);
 /* An index LEB with free + dirty == leb_size, not taken (kernel

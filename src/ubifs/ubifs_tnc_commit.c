@@ -21,6 +21,7 @@
  * atomically (ubifs_leb_change), its free and dirty space set from the
  * result. This goes on until the empty LEBs suffice for the rest. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,13 @@ int ubifs_tnc_commit(struct ubifs_fs *fs, uint32_t *root_lnum, uint32_t *root_of
 		goto out;
 	}
 	int no_space = 0;
+	if (getenv("UBIKIT_GC_DEBUG")) {
+		struct ubifs_lp_stats st;
+		ubifs_lpt_stats(fs->lpt, &st);
+		fprintf(stderr, "tnc commit: %zu znodes, need %u; empty %u (taken %u), idx %u, freeable %u, idx_size %llu\n",
+			l.n, need, st.empty_lebs, st.taken_empty_lebs, st.idx_lebs, ubifs_lpt_freeable_cnt(fs->lpt),
+			(unsigned long long)t->idx_size);
+	}
 	for (; got < need; got++) {
 		err = ubifs_lpt_find_for_index(fs->lpt, &ilebs[got]);
 		if (err == -ENOSPC) {
@@ -305,6 +313,7 @@ int ubifs_tnc_commit(struct ubifs_fs *fs, uint32_t *root_lnum, uint32_t *root_of
 		zi = g.next;
 		t->gap_commits++;
 	}
+	uint32_t old_ihead = t->ihead_lnum;
 	int64_t lnum = t->ihead_lnum;
 	uint32_t start = t->ihead_offs, pos = start;
 	if (zi < l.n && start + idx_len(l.v[zi]) > fs->leb_size)
@@ -314,10 +323,13 @@ int ubifs_tnc_commit(struct ubifs_fs *fs, uint32_t *root_lnum, uint32_t *root_of
 		uint32_t len = idx_len(z);
 		if (lnum < 0) {
 			if (next >= got) {
+				struct ubifs_lp_stats st;
+				ubifs_lpt_stats(fs->lpt, &st);
 				err = util_err_set(&fs->err, -ENOSPC,
 						   "commit: out of index LEBs (%zu of %zu index nodes placed, %u LEBs "
-						   "filled in the gaps)",
-						   i, l.n, ngaps);
+						   "filled in the gaps, %u empty ones of %u needed; %u empty LEBs, %u "
+						   "index LEBs)",
+						   i, l.n, ngaps, got, need, st.empty_lebs, st.idx_lebs);
 				goto out;
 			}
 			lnum = ilebs[next++];
@@ -341,6 +353,16 @@ int ubifs_tnc_commit(struct ubifs_fs *fs, uint32_t *root_lnum, uint32_t *root_of
 		t->ihead_lnum = (uint32_t)lnum;
 		t->ihead_offs = end;
 		lnum = -1;
+	}
+	if (t->ihead_lnum != old_ihead) {
+		/* the old head LEB was skipped (the first node did not fit): it
+		 * is no longer the index head, so no longer taken */
+		struct ubifs_lprops lp;
+		err = ubifs_lpt_lookup(fs->lpt, old_ihead, &lp);
+		if (!err && (lp.flags & UBIFS_LPROPS_TAKEN))
+			err = ubifs_lpt_set(fs->lpt, old_ihead, UBIFS_LPT_NC, UBIFS_LPT_NC, lp.flags & ~UBIFS_LPROPS_TAKEN);
+		if (err)
+			goto out;
 	}
 done:
 	/* the committed index is now the one just laid out */

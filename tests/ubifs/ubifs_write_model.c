@@ -54,11 +54,22 @@ struct wm {
 	unsigned ops, made;
 	uint64_t bytes;
 	uint64_t limit; /* wm_set_limit: bound on live file bytes (0: none) */
+	size_t *slot;   /* inum -> index in ino + 1 (find_ino without a scan) */
+	size_t nslot;
 	unsigned limit_truncs;
 };
 
+#define WM_SLOT_MAX (1u << 22)
+
 static struct mino *find_ino(const struct wm *m, uint64_t inum)
 {
+	if (inum < m->nslot) {
+		size_t s = m->slot[inum];
+		struct mino *i = s ? &m->ino[s - 1] : NULL;
+		return i && i->live && i->inum == inum ? i : NULL;
+	}
+	if (inum < WM_SLOT_MAX)
+		return NULL;
 	for (size_t i = 0; i < m->nino; i++)
 		if (m->ino[i].live && m->ino[i].inum == inum)
 			return &m->ino[i];
@@ -70,6 +81,17 @@ static struct mino *add_ino(struct wm *m, uint64_t inum, uint32_t mode)
 	if (m->nino == m->cap_ino) {
 		m->cap_ino = m->cap_ino ? m->cap_ino * 2 : 64;
 		m->ino = realloc(m->ino, m->cap_ino * sizeof(*m->ino));
+	}
+	if (inum < WM_SLOT_MAX) {
+		if (inum >= m->nslot) {
+			size_t n = m->nslot ? m->nslot : 1024;
+			while (n <= inum)
+				n *= 2;
+			m->slot = realloc(m->slot, n * sizeof(*m->slot));
+			memset(m->slot + m->nslot, 0, (n - m->nslot) * sizeof(*m->slot));
+			m->nslot = n;
+		}
+		m->slot[inum] = m->nino + 1;
 	}
 	struct mino *i = &m->ino[m->nino++];
 	memset(i, 0, sizeof(*i));
@@ -257,6 +279,7 @@ void wm_free(struct wm *m)
 		if (m->ino[i].live)
 			drop_ino(&m->ino[i]);
 	free(m->ino);
+	free(m->slot);
 	free(m->ent);
 	free(m);
 }
@@ -394,6 +417,9 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 	uint8_t *buf = malloc(300 * 1024);
 	for (unsigned op = 0; op < n; op++, m->ops++) {
 		unsigned kind = (unsigned)rnd(m, 100);
+		/* bounded: names (creations, links) give way to removals */
+		if (m->limit && m->nent > 300 && (kind < 14 || (kind >= 58 && kind < 64)))
+			kind = 48 + kind % 10;
 		char name[64];
 		int err;
 		if (kind < 14) { /* create a file, dir, symlink, fifo, device, socket */

@@ -32,7 +32,8 @@ int wm_check(const struct wm *m, struct ubifs_fs *fs, char *why, size_t whysz);
 void wm_manifest(const struct wm *m, FILE *out);
 /* Keep the regular files' bytes at most max_bytes (0: no bound): a write
  * that would pass it empties its file instead (a truncation to 0), and
- * single writes are at most max_bytes / 8 (GC churn on small devices). */
+ * single writes are at most max_bytes / 8, and above 300 names creations
+ * and links become removals (GC churn on small devices). */
 void wm_set_limit(struct wm *m, uint64_t max_bytes);
 uint64_t wm_live_bytes(const struct wm *m);
 /* counts of operations done, for the test's report */
