@@ -7,7 +7,7 @@
  * write the model's manifest.
  *   ubifs_gc_tool GEOM:FLASH SEED PASSES LIMIT_PCT MANIFEST
  * GEOM: nand2k (2048/512 sub-pages, 64 OOB, 128 KiB PEBs) or nand4k (4096,
- * 224 OOB, 256 KiB PEBs); the flash file has no OOB. WM_RESUME=1: the tree
+ * 224 OOB, 256 KiB PEBs, 256 MiB); the flash file has no OOB. WM_RESUME=1: the tree
  * of an earlier run (same seed) is there: the model starts from it.
  * Budgeting's index reserve (min_idx_lebs) is set as the kernel computes it
  * (h-budget owns that; see test_ubifs_gc.c). Prints the GC counters. */
@@ -37,7 +37,7 @@ static int vol_open(const char *spec, int ro, struct vol_h *h, char *e, size_t e
 	if (!strncmp(spec, "nand2k:", 7))
 		geo = (struct flash_geometry){FLASH_NAND, 2048, 512, 64, 131072, 512};
 	else if (!strncmp(spec, "nand4k:", 7))
-		geo = (struct flash_geometry){FLASH_NAND, 4096, 4096, 224, 262144, 256};
+		geo = (struct flash_geometry){FLASH_NAND, 4096, 4096, 224, 262144, 1024};
 	else {
 		snprintf(e, el, "GEOM must be nand2k or nand4k");
 		return -1;
