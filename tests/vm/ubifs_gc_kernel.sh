@@ -23,7 +23,7 @@ LIMIT=${LIMIT:-30}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 case $GEOM in
 nand2k) PAGE=2048 SUB=512 OOB=64 PEB=128 LEB=129024 LEBS=48 MIB=64 ;;
-nand4k) PAGE=4096 SUB=4096 OOB=224 PEB=256 LEB=253952 LEBS=32 MIB=256 ;; # nandsim: 4K/224 needs > 128 MiB
+nand4k) PAGE=4096 SUB=1024 OOB=224 PEB=256 LEB=258048 LEBS=32 MIB=256 ;; # nandsim: 1 KiB sub-pages; > 128 MiB
 *) fail "GEOM $GEOM" ;;
 esac
 rm -rf "$S"
@@ -60,7 +60,7 @@ mkdir -p \$MNT/k/a && i=0 && while [ \$i -lt 40 ]; do echo kernel file \$i >\$MN
 dd if=/dev/urandom of=\$MNT/k/big bs=4096 count=120 2>/dev/null && rm \$MNT/k/a/f4 && setfattr -n user.k -v kernel \$MNT/k/a/f5 &&
 truncate -s 7000 \$MNT/k/big && sh \$IN/in/manifest.sh \$MNT/k >\$RESULTS/k.manifest"
 cp "$S/vm-check1/files/k.manifest" "$S/in/k.expected"
-WM_RESUME=1 "$GC_TOOL" "$GEOM:$S/flash" "$SEED" 1 "$LIMIT" "$S/in/expected" || fail "ubikit churn 2"
+WM_RESUME=1 "$GC_TOOL" "$GEOM:$S/flash" "$SEED" 2 "$LIMIT" "$S/in/expected" || fail "ubikit churn 2"
 vm check2 "sh \$IN/in/manifest.sh \$MNT/w$SEED >\$RESULTS/w.manifest && cmp -s \$RESULTS/w.manifest \$IN/in/expected &&
 sh \$IN/in/manifest.sh \$MNT/k >\$RESULTS/k.manifest && cmp -s \$RESULTS/k.manifest \$IN/in/k.expected"
 grep -i 'ubifs' "$S/vm-check2/kernel-ubi.txt" | head -5 || true
