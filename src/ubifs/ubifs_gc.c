@@ -55,8 +55,10 @@ static struct ubifs_gc *gc_of(struct ubifs_fs *fs)
 	return fs->gc;
 }
 
-int ubifs_gc_mount(struct ubifs_fs *fs)
+int ubifs_gc_open(struct ubifs_fs *fs)
 {
+	if (fs->gc)
+		return 0;
 	struct ubifs_gc *gc = calloc(1, sizeof(*gc));
 	if (!gc)
 		return -ENOMEM;
@@ -66,8 +68,16 @@ int ubifs_gc_mount(struct ubifs_fs *fs)
 		return -ENOMEM;
 	}
 	fs->gc = gc;
+	return 0;
+}
+
+int ubifs_gc_mount(struct ubifs_fs *fs)
+{
+	int err = ubifs_gc_open(fs);
+	if (err)
+		return err;
 	fs->gc_lnum = fs->mst.gc_lnum;
-	int err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
+	err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
 	if (!err)
 		err = ubifs_leb_unmap(fs, fs->gc_lnum);
 	return err;

@@ -19,6 +19,8 @@ struct ubifs_gc;
 /* read-write mount, after the replay: take the master's GC LEB (free =
  * leb_size, TAKEN) and unmap it (kernel take_gc_lnum). */
 int ubifs_gc_mount(struct ubifs_fs *fs);
+/* only the GC state (the recovery takes its own GC LEB: ubifs_rcvry_gc_commit) */
+int ubifs_gc_open(struct ubifs_fs *fs);
 void ubifs_gc_close(struct ubifs_gc *gc);
 
 /* Kernel ubifs_garbage_collect: collect LEBs (the dirtiest first) until one

@@ -67,6 +67,7 @@ struct ubifs_fs {
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
+	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
 
 	struct ubifs_gc *gc;   /* ubifs_gc.h: GC state (read-write mounts) */
 
