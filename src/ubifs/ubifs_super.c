@@ -75,6 +75,13 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 		if (err)
 			return err;
 	}
+	/* kernel lpt_init_rw: LPT LEBs the ltab calls free are unmapped (a
+	 * commit may have been cut after its master, before it unmapped them) */
+	for (uint32_t l = fs->lpt_first; l <= fs->lpt_last; l++) {
+		uint32_t lfree, ldirty;
+		if (!ubifs_lpt_ltab(fs->lpt, l, &lfree, &ldirty) && lfree == fs->leb_size && (err = ubifs_leb_unmap(fs, l)))
+			return err;
+	}
 	err = ubifs_log_open(fs, &fs->log);
 	if (!err)
 		err = ubifs_jnl_open(fs, &fs->jnl);
