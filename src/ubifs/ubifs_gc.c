@@ -68,6 +68,7 @@ int ubifs_gc_open(struct ubifs_fs *fs)
 		return -ENOMEM;
 	}
 	fs->gc = gc;
+	fs->gc_lnum = GC_NO_LNUM; /* none until the mount or the recovery takes one */
 	return 0;
 }
 
