@@ -441,11 +441,294 @@ static void t_kernel_nor_zlib(void **s)
 	kernel_case(&k, 0);
 }
 
+
+/* ---- UBI volume operations on a RAM flash, judged by a model ----
+ * The workload (attach with autoformat, create, LEB write/change/unmap,
+ * static-volume update and check, resize both ways, rename, remove,
+ * background work, detach) is run with one allocation failing. The first
+ * error must be -ENOMEM; then the device is detached and attached again
+ * with nothing failing, and what it holds must be the model's state before
+ * the failed operation or after it (UBI's operations are all-or-nothing;
+ * an interrupted volume update may also leave that volume marked). */
+enum { U_PEB = 131072, U_NPEB = 40, U_PAGE = 2048, U_LEB = U_PEB - 2 * U_PAGE };
+
+struct mvol {
+	int exists, is_static, upd;
+	char name[32];
+	uint32_t reserved;
+	int len[16];     /* dynamic: bytes written in each LEB (-1 unmapped) */
+	uint8_t pat[16]; /* dynamic: fill byte of each LEB */
+	uint64_t data;   /* static: data size, every byte pattern sdata_pat */
+	uint8_t spat;
+};
+struct model {
+	struct mvol v[2];
+};
+
+static void state_add_leb(struct out *o, const uint8_t *b, size_t n)
+{
+	struct util_md5 m;
+	char hex[33];
+	util_md5_init(&m);
+	util_md5_update(&m, b, n);
+	util_md5_hex(&m, hex);
+	out_add(o, " %s", hex);
+}
+
+/* the model's view, in the format of dev_state */
+static void model_state(const struct model *m, struct out *o)
+{
+	static uint8_t b[U_LEB];
+	o->len = 0;
+	out_add(o, "");
+	for (int i = 0; i < 2; i++) {
+		const struct mvol *v = &m->v[i];
+		if (!v->exists)
+			continue;
+		out_add(o, "%d %s %s %u", i, v->name, v->is_static ? "static" : "dynamic", v->reserved);
+		if (!v->is_static) {
+			for (uint32_t l = 0; l < v->reserved; l++) {
+				if (l >= 16 || v->len[l] < 0) {
+					out_add(o, " -");
+					continue;
+				}
+				memset(b, 0xFF, sizeof(b));
+				memset(b, v->pat[l], (size_t)v->len[l]);
+				state_add_leb(o, b, sizeof(b));
+			}
+		} else {
+			out_add(o, " %llu", (unsigned long long)v->data);
+			for (uint64_t off = 0; off < v->data; off += U_LEB) {
+				size_t n = v->data - off < U_LEB ? (size_t)(v->data - off) : U_LEB;
+				memset(b, v->spat, n);
+				state_add_leb(o, b, n);
+			}
+		}
+		out_add(o, "\n");
+	}
+}
+
+/* what the device shows (nothing failing) */
+static void dev_state(struct ubi_device *ubi, struct out *o, int *marked)
+{
+	static uint8_t b[U_LEB];
+	uint32_t ids[8];
+	o->len = 0;
+	*marked = 0;
+	out_add(o, "");
+	int n = ubi_vol_list(ubi, ids, 8);
+	assert_true(n >= 0 && n <= 8);
+	for (int i = 0; i < n; i++) {
+		struct ubi_vol_info vi;
+		assert_int_equal(ubi_vol_info(ubi, ids[i], &vi), 0);
+		if (vi.upd_marker) {
+			*marked = 1;
+			out_add(o, "%u %s marked\n", ids[i], vi.name);
+			continue;
+		}
+		int st = vi.vol_type == UBI_VID_STATIC;
+		out_add(o, "%u %s %s %u", ids[i], vi.name, st ? "static" : "dynamic", vi.reserved_pebs);
+		if (!st) {
+			for (uint32_t l = 0; l < vi.reserved_pebs; l++) {
+				if (ubi_leb_is_mapped(ubi, ids[i], l) != 1) {
+					out_add(o, " -");
+					continue;
+				}
+				assert_int_equal(ubi_leb_read(ubi, ids[i], l, 0, b, U_LEB), 0);
+				state_add_leb(o, b, U_LEB);
+			}
+		} else {
+			out_add(o, " %llu", (unsigned long long)vi.used_bytes);
+			for (uint32_t l = 0; l < vi.used_ebs; l++) {
+				size_t len = l + 1 == vi.used_ebs ? vi.last_eb_bytes : U_LEB;
+				assert_int_equal(ubi_leb_read(ubi, ids[i], l, 0, b, len), 0);
+				state_add_leb(o, b, len);
+			}
+		}
+		out_add(o, "\n");
+	}
+}
+
+#define NSTEP 16
+struct ubi_run {
+	int err, step; /* first error and the step that returned it */
+	int upd_step;  /* the step of the static-volume update */
+	uint64_t wl_moves;
+	struct flash_dev *fl;
+	struct model before; /* model before the failed step (or at the end) */
+	struct model after;  /* model if that step had completed */
+};
+
+static uint8_t upat[U_LEB * 3];
+
+/* the workload; stops at the first error */
+static void ubi_workload(struct ubi_run *u)
+{
+	struct model m;
+	memset(&m, 0, sizeof(m));
+	memset(u, 0, sizeof(*u));
+	struct ubi_device *ubi = NULL;
+	struct flash_sim_config cfg;
+	flash_sim_config_default(&cfg);
+	cfg.geo = (struct flash_geometry){FLASH_NAND, U_PAGE, U_PAGE, 64, U_PEB, U_NPEB};
+	cfg.seed = 7;
+	af_arm();
+	int err = flash_sim_create(&cfg, &u->fl);
+	int step = 0;
+	u->before = m;
+	u->after = m;
+#define STEP(expr, change)                                                                           \
+	do {                                                                                         \
+		struct model next_ = m;                                                              \
+		{                                                                                    \
+			struct model *mm = &next_;                                                   \
+			(void)mm;                                                                    \
+			change;                                                                      \
+		}                                                                                    \
+		step++;                                                                              \
+		u->before = m;                                                                       \
+		u->after = next_;                                                                    \
+		err = (expr);                                                                        \
+		if (err < 0)                                                                         \
+			goto out;                                                                    \
+		m = next_;                                                                           \
+	} while (0)
+	if (err)
+		goto out;
+	struct ubi_attach_opts o;
+	ubi_attach_opts_default(&o);
+	o.seed = 3;
+	o.wl_threshold = 2; /* a few erasures bring wear-leveling moves */
+	STEP(ubi_attach(u->fl, &o, &ubi), (void)0);
+	struct ubi_mkvol_req ra = {0, "alpha", 6, UBI_VID_DYNAMIC, 1, 0};
+	STEP(ubi_vol_create(ubi, &ra, NULL), ({
+		     mm->v[0] = (struct mvol){.exists = 1, .reserved = 6};
+		     strcpy(mm->v[0].name, "alpha");
+		     for (int l = 0; l < 16; l++)
+			     mm->v[0].len[l] = -1;
+	     }));
+	struct ubi_mkvol_req rb = {1, "beta", 3, UBI_VID_STATIC, 1, 0};
+	STEP(ubi_vol_create(ubi, &rb, NULL), ({
+		     mm->v[1] = (struct mvol){.exists = 1, .is_static = 1, .reserved = 3};
+		     strcpy(mm->v[1].name, "beta");
+	     }));
+	memset(upat, 0x11, U_LEB);
+	STEP(ubi_leb_write(ubi, 0, 0, 0, upat, U_LEB), (mm->v[0].len[0] = U_LEB, mm->v[0].pat[0] = 0x11));
+	memset(upat, 0x22, 2 * U_PAGE);
+	STEP(ubi_leb_write(ubi, 0, 1, 0, upat, 2 * U_PAGE), (mm->v[0].len[1] = 2 * U_PAGE, mm->v[0].pat[1] = 0x22));
+	memset(upat, 0x33, U_LEB / 2);
+	STEP(ubi_leb_change(ubi, 0, 0, upat, U_LEB / 2), (mm->v[0].len[0] = U_LEB / 2, mm->v[0].pat[0] = 0x33));
+	for (int k = 0; k < 4; k++) {
+		STEP(ubi_leb_change(ubi, 0, 0, upat, U_LEB / 2), (void)0);
+		STEP(ubi_flush_background(ubi), (void)0);
+	}
+	/* a correctable flip in the first data page of every PEB: reading
+	 * alpha's LEB 1 makes UBI scrub (move) its PEB */
+	for (uint32_t p = 0; p < U_NPEB; p++)
+		flash_sim_inject_bitflip(u->fl, p, 2, false, false);
+	static uint8_t rbuf[U_PAGE];
+	STEP(ubi_leb_read(ubi, 0, 1, 0, rbuf, U_PAGE), (void)0);
+	STEP(ubi_flush_background(ubi), (void)0);
+	memset(upat, 0x44, sizeof(upat));
+	u->upd_step = step + 1;
+	STEP(ubi_vol_update(ubi, 1, upat, U_LEB * 2 + U_LEB / 2),
+	     (mm->v[1].data = U_LEB * 2 + U_LEB / 2, mm->v[1].spat = 0x44));
+	STEP(ubi_vol_check(ubi, 1), (void)0);
+	STEP(ubi_vol_resize(ubi, 0, 10), (mm->v[0].reserved = 10));
+	STEP(ubi_vol_resize(ubi, 0, 3), (mm->v[0].reserved = 3));
+	struct ubi_rename_req rr = {0, "gamma"};
+	STEP(ubi_vol_rename(ubi, &rr, 1), strcpy(mm->v[0].name, "gamma"));
+	STEP(ubi_leb_unmap(ubi, 0, 1), (mm->v[0].len[1] = -1));
+	STEP(ubi_leb_map(ubi, 0, 2), (mm->v[0].len[2] = 0, mm->v[0].pat[2] = 0xFF));
+	STEP(ubi_vol_remove(ubi, 1), (mm->v[1].exists = 0));
+	STEP(ubi_flush_background(ubi), (void)0);
+	STEP(ubi_sync(ubi), (void)0);
+#undef STEP
+	u->before = m;
+out:
+	if (err < 0) {
+		u->err = err;
+		u->step = step;
+	}
+	if (ubi) {
+		struct ubi_stats st;
+		ubi_get_stats(ubi, &st);
+		u->wl_moves = st.wl_moves + st.scrubs;
+		ubi_detach(ubi);
+	}
+	af_disarm();
+}
+
+/* after a run: attach again with nothing failing; the state must be the
+ * model's before or after the failed step */
+static void ubi_judge(struct ubi_run *u, long at)
+{
+	static struct out got, want_b, want_a;
+	if (!u->fl)
+		return; /* the flash itself could not be made */
+	struct ubi_device *ubi;
+	char e[512];
+	int err = ubi_attach_msg(u->fl, NULL, &ubi, e, sizeof(e));
+	if (err)
+		fail_msg("allocation %ld failed at step %d (%d): the flash no longer attaches: %d %s", at, u->step,
+			 u->err, err, e);
+	int marked;
+	dev_state(ubi, &got, &marked);
+	ubi_detach(ubi);
+	flash_close(u->fl);
+	model_state(&u->before, &want_b);
+	model_state(&u->after, &want_a);
+	if (!strcmp(got.s, want_b.s) || !strcmp(got.s, want_a.s))
+		return;
+	if (marked && u->step == u->upd_step) /* the update itself was cut: the volume says so */
+		return;
+	fail_msg("allocation %ld failed at step %d (%d): the device holds\n%swhile the model has before\n%sor after\n%s",
+		 at, u->step, u->err, got.s, want_b.s, want_a.s);
+}
+
+static void t_ubi_volume_ops(void **s)
+{
+	(void)s;
+	struct ubi_run u;
+	af_reset(0);
+	af_record(1);
+	ubi_workload(&u);
+	af_record(0);
+	if (u.err)
+		fail_msg("clean run: step %d returned %d", u.step, u.err);
+	fprintf(stderr, "clean run: %llu wear-leveling and scrub moves\n", (unsigned long long)u.wl_moves);
+	assert_true(u.wl_moves > 0);
+	ubi_judge(&u, 0);
+	static struct af_site sites[AF_MAX_SITES];
+	size_t n = af_sites(sites, AF_MAX_SITES);
+	long total = af_count();
+	int runs = 0, nomem = 0, absorbed = 0;
+	for (size_t i = 0; i < n; i++) {
+		long at[2] = {sites[i].first, sites[i].last};
+		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+			af_reset(at[j]);
+			ubi_workload(&u);
+			if (!af_failed())
+				fail_msg("allocation %ld was never reached", at[j]);
+			if (u.err && u.err != -ENOMEM)
+				fail_msg("allocation %ld (call site %#lx) failed: step %d returned %d, expected -ENOMEM",
+					 at[j], (unsigned long)af_failed_ra(), u.step, u.err);
+			u.err ? nomem++ : absorbed++;
+			ubi_judge(&u, at[j]);
+			runs++;
+		}
+	}
+	fprintf(stderr, "ubi volume ops: %ld allocations from %zu call sites; %d runs: %d ended with -ENOMEM, %d absorbed\n",
+		total, n, runs, nomem, absorbed);
+	assert_true(nomem > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_kernel_nand2k_unclean),
 		cmocka_unit_test(t_kernel_nor_zlib),
+		cmocka_unit_test(t_ubi_volume_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
