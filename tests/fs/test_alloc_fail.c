@@ -14,6 +14,7 @@
  * call that could not allocate — never another error, another tree, a
  * crash, or (ASan build) a leak. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -265,6 +266,22 @@ fail:
 	if (opened)
 		ubi_flat_close(&vol);
 	af_disarm();
+}
+
+static int tt_copy(const char *from, const char *to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	int err = a && b ? 0 : -1;
+	static char buf[65536];
+	size_t n;
+	while (!err && (n = fread(buf, 1, sizeof(buf), a)) > 0)
+		if (fwrite(buf, 1, n, b) != n)
+			err = -1;
+	if (a)
+		fclose(a);
+	if (b && fclose(b))
+		err = -1;
+	return err;
 }
 
 static char *slurp(const char *path)
@@ -723,12 +740,347 @@ static void t_ubi_volume_ops(void **s)
 	assert_true(nomem > 0);
 }
 
+
+/* ---- file-system changes through the fs API, judged by a model ----
+ * A read-write mount of a mkfs.ubifs image (bare image file), then changes
+ * each followed by ubikit_sync (a commit), so that each completed change is
+ * on the flash. With one allocation failing, the first error must be
+ * -ENOMEM; after unmounting (whatever it answers) and mounting again with
+ * nothing failing, the tree must be the model's before the failed change or
+ * after it (each change is one journal transaction). */
+#define FS_BASE WORK "/rw-base.img"
+#define FS_IMG WORK "/rw.img"
+
+struct mino {
+	char type; /* f d l */
+	uint32_t mode;
+	uint8_t data[6000];
+	size_t size;
+	char target[32];
+	char xattr[40]; /* "name=value" or "" */
+};
+struct mdent {
+	char path[32];
+	int ino; /* index into ino[] */
+};
+struct fsmodel {
+	struct mino ino[12];
+	struct mdent d[12];
+	int nino, nd;
+};
+
+static int fm_find(const struct fsmodel *m, const char *path)
+{
+	for (int i = 0; i < m->nd; i++)
+		if (!strcmp(m->d[i].path, path))
+			return i;
+	return -1;
+}
+
+static int fm_new(struct fsmodel *m, const char *path, char type, uint32_t mode)
+{
+	int i = m->nino++;
+	memset(&m->ino[i], 0, sizeof(m->ino[i]));
+	m->ino[i].type = type;
+	m->ino[i].mode = mode;
+	snprintf(m->d[m->nd].path, sizeof(m->d[0].path), "%s", path);
+	m->d[m->nd++].ino = i;
+	return i;
+}
+
+static void fm_del(struct fsmodel *m, const char *path)
+{
+	int i = fm_find(m, path);
+	assert_true(i >= 0);
+	m->d[i] = m->d[--m->nd];
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mdent *)a)->path, ((const struct mdent *)b)->path);
+}
+
+static void fm_line(struct out *o, const char *path, char type, uint32_t mode, unsigned nlink, const uint8_t *data,
+		    size_t size, const char *target, const char *xattr)
+{
+	char what[40];
+	if (type == 'f') {
+		struct util_md5 m;
+		util_md5_init(&m);
+		util_md5_update(&m, data, size);
+		util_md5_hex(&m, what);
+	} else {
+		snprintf(what, sizeof(what), "%s", type == 'l' ? target : "-");
+	}
+	out_add(o, "%s %c %o %u %zu %s %s\n", path, type, mode & 07777, nlink, type == 'd' ? (size_t)0 : size, what,
+		*xattr ? xattr : "-");
+}
+
+static void fm_dump(const struct fsmodel *m0, struct out *o)
+{
+	struct fsmodel m = *m0;
+	o->len = 0;
+	out_add(o, "");
+	qsort(m.d, (size_t)m.nd, sizeof(m.d[0]), dcmp);
+	for (int i = 0; i < m.nd; i++) {
+		const struct mino *in = &m.ino[m.d[i].ino];
+		unsigned nl = 0;
+		for (int k = 0; k < m.nd; k++)
+			nl += m.d[k].ino == m.d[i].ino;
+		fm_line(o, m.d[i].path, in->type, in->mode, in->type == 'd' ? 0 : nl, in->data, in->size, in->target,
+			in->xattr);
+	}
+}
+
+/* the device's tree in fm_dump's format (nothing failing) */
+static void fs_walk(struct ubikit_fs *fs, uint64_t dir, const char *path, struct paths *ps)
+{
+	uint64_t cookie = 0;
+	struct ubikit_dirent e;
+	int rc;
+	while ((rc = ubikit_readdir_ino(fs, dir, cookie, &e)) == 1) {
+		cookie = e.cookie;
+		char p[300];
+		snprintf(p, sizeof(p), "%s/%s", path, e.name);
+		paths_add(ps, p);
+		if (e.type == 4)
+			fs_walk(fs, e.ino, p, ps);
+	}
+	assert_int_equal(rc, 0);
+}
+
+static void fs_dump(struct ubikit_fs *fs, struct out *o)
+{
+	struct paths ps = {0};
+	fs_walk(fs, UBIKIT_ROOT_INO, "", &ps);
+	if (ps.n)
+		qsort(ps.v, ps.n, sizeof(char *), scmp);
+	o->len = 0;
+	out_add(o, "");
+	static uint8_t data[65536];
+	for (size_t i = 0; i < ps.n; i++) {
+		struct ubikit_stat st;
+		assert_int_equal(ubikit_lstat(fs, ps.v[i], &st), 0);
+		char type = S_ISREG(st.mode) ? 'f' : S_ISDIR(st.mode) ? 'd' : S_ISLNK(st.mode) ? 'l' : '?';
+		char target[64] = "", xattr[80] = "";
+		size_t size = (size_t)st.size;
+		if (type == 'f') {
+			assert_true(size <= sizeof(data));
+			assert_int_equal(ubikit_pread_ino(fs, st.ino, data, size, 0), (ssize_t)size);
+		} else if (type == 'l') {
+			ssize_t n = ubikit_readlink(fs, ps.v[i], target, sizeof(target) - 1);
+			assert_true(n >= 0);
+			target[n] = 0;
+		}
+		char names[256];
+		ssize_t n = ubikit_listxattr_ino(fs, st.ino, names, sizeof(names));
+		assert_true(n >= 0);
+		if (n > 0) {
+			char v[32];
+			ssize_t vl = ubikit_getxattr_ino(fs, st.ino, names, v, sizeof(v) - 1);
+			assert_true(vl >= 0);
+			v[vl] = 0;
+			snprintf(xattr, sizeof(xattr), "%s=%s", names, v);
+		}
+		fm_line(o, ps.v[i], type, st.mode, type == 'd' ? 0 : st.nlink, data, size, target, xattr);
+	}
+	paths_free(&ps);
+}
+
+struct fs_run {
+	int err, step;
+	const char *what;
+	struct fsmodel before, after;
+};
+
+static ssize_t put_file(struct ubikit_fs *fs, const char *path, int flags, const uint8_t *b, size_t n, uint64_t off)
+{
+	struct ubikit_file *f;
+	int err = ubikit_open(fs, path, flags, 0644, &f);
+	if (err)
+		return err;
+	ssize_t w = ubikit_pwrite(f, b, n, off);
+	int c = ubikit_close(f);
+	return w < 0 ? w : c < 0 ? c : w == (ssize_t)n ? 0 : -EIO;
+}
+
+static void fs_workload(struct fs_run *u)
+{
+	static struct fsmodel m, next;
+	memset(&m, 0, sizeof(m));
+	memset(u, 0, sizeof(*u));
+	struct ubi_vol_io vol;
+	struct ubikit_fs *fs = NULL;
+	int opened = 0, err = 0, step = 0;
+	static uint8_t pat[6000];
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 7 + 1);
+	af_arm();
+	struct util_err ue;
+	err = ubi_flat_open_err(FS_IMG, 0, 0, &vol, &ue);
+	if (err)
+		goto out;
+	opened = 1;
+	struct ubikit_mount_opts rw = {.flags = 0};
+	err = ubikit_mount(&vol, &rw, &fs);
+	if (err)
+		goto out;
+	u->before = m;
+	u->after = m;
+#define FSTEP(name, expr, change)                                                                    \
+	do {                                                                                         \
+		next = m;                                                                            \
+		{                                                                                    \
+			struct fsmodel *mm = &next;                                                  \
+			change;                                                                      \
+		}                                                                                    \
+		step++;                                                                              \
+		u->what = name;                                                                      \
+		u->before = m;                                                                       \
+		u->after = next;                                                                     \
+		err = (int)(expr);                                                                   \
+		if (!err)                                                                            \
+			err = ubikit_sync(fs);                                                       \
+		if (err < 0)                                                                         \
+			goto out;                                                                    \
+		m = next;                                                                            \
+	} while (0)
+	FSTEP("mkdir", ubikit_mkdir(fs, "/d", 0755), fm_new(mm, "/d", 'd', 0755));
+	FSTEP("create", put_file(fs, "/d/f", O_CREAT | O_WRONLY, pat, 0, 0), fm_new(mm, "/d/f", 'f', 0644));
+	FSTEP("write", put_file(fs, "/d/f", O_WRONLY, pat, 5000, 0), ({
+		      struct mino *in = &mm->ino[mm->d[fm_find(mm, "/d/f")].ino];
+		      memcpy(in->data, pat, 5000);
+		      in->size = 5000;
+	      }));
+	FSTEP("create 2", put_file(fs, "/d/g", O_CREAT | O_WRONLY, pat, 0, 0), fm_new(mm, "/d/g", 'f', 0644));
+	FSTEP("write 2", put_file(fs, "/d/g", O_WRONLY, pat + 9, 100, 0), ({
+		      struct mino *in = &mm->ino[mm->d[fm_find(mm, "/d/g")].ino];
+		      memcpy(in->data, pat + 9, 100);
+		      in->size = 100;
+	      }));
+	FSTEP("symlink", ubikit_symlink(fs, "d/f", "/s"), ({
+		      int i = fm_new(mm, "/s", 'l', 0777);
+		      strcpy(mm->ino[i].target, "d/f");
+		      mm->ino[i].size = 3;
+	      }));
+	FSTEP("link", ubikit_link(fs, "/d/f", "/h"), ({
+		      mm->d[mm->nd] = (struct mdent){"/h", mm->d[fm_find(mm, "/d/f")].ino};
+		      mm->nd++;
+	      }));
+	FSTEP("setxattr", ubikit_setxattr(fs, "/d/f", "user.a", "v1", 2, 0),
+	      strcpy(mm->ino[mm->d[fm_find(mm, "/d/f")].ino].xattr, "user.a=v1"));
+	FSTEP("rename", ubikit_rename(fs, "/d/g", "/d/g2", 0),
+	      strcpy(mm->d[fm_find(mm, "/d/g")].path, "/d/g2"));
+	FSTEP("truncate", ubikit_truncate(fs, "/d/f", 1000), (mm->ino[mm->d[fm_find(mm, "/d/f")].ino].size = 1000));
+	FSTEP("pwrite past the end", put_file(fs, "/d/f", O_WRONLY, pat + 3, 10, 3000), ({
+		      struct mino *in = &mm->ino[mm->d[fm_find(mm, "/d/f")].ino];
+		      memset(in->data + 1000, 0, 2000);
+		      memcpy(in->data + 3000, pat + 3, 10);
+		      in->size = 3010;
+	      }));
+	FSTEP("unlink", ubikit_unlink(fs, "/h"), fm_del(mm, "/h"));
+	FSTEP("chmod", ubikit_chmod(fs, "/d/f", 0600), (mm->ino[mm->d[fm_find(mm, "/d/f")].ino].mode = 0600));
+	FSTEP("removexattr", ubikit_removexattr(fs, "/d/f", "user.a"),
+	      (mm->ino[mm->d[fm_find(mm, "/d/f")].ino].xattr[0] = 0));
+	FSTEP("mkdir 2", ubikit_mkdir(fs, "/e", 0700), fm_new(mm, "/e", 'd', 0700));
+	FSTEP("rename over", ubikit_rename(fs, "/d/g2", "/e/x", 0), strcpy(mm->d[fm_find(mm, "/d/g2")].path, "/e/x"));
+	FSTEP("unlink 2", ubikit_unlink(fs, "/e/x"), fm_del(mm, "/e/x"));
+	FSTEP("rmdir", ubikit_rmdir(fs, "/e"), fm_del(mm, "/e"));
+#undef FSTEP
+	u->before = m;
+	err = ubikit_unmount(fs);
+	fs = NULL;
+	step++;
+	u->what = "unmount";
+out:
+	if (err < 0) {
+		u->err = err;
+		u->step = step;
+	}
+	if (fs)
+		ubikit_unmount(fs);
+	if (opened)
+		ubi_flat_close(&vol);
+	af_disarm();
+}
+
+static void fs_judge(struct fs_run *u, long at)
+{
+	static struct out got, wb, wa;
+	struct ubi_vol_io vol;
+	assert_int_equal(ubi_flat_open(FS_IMG, 0, 1, &vol), 0);
+	struct ubikit_fs *fs;
+	char e[512];
+	struct ubikit_mount_opts mo = {.flags = UBIKIT_MOUNT_RDONLY};
+	int err = ubikit_mount_ex(&vol, &mo, &fs, e, sizeof(e));
+	if (err)
+		fail_msg("allocation %ld failed in step %d (%s, %d): the image no longer mounts: %d %s", at, u->step,
+			 u->what, u->err, err, e);
+	fs_dump(fs, &got);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	fm_dump(&u->before, &wb);
+	fm_dump(&u->after, &wa);
+	if (strcmp(got.s, wb.s) && strcmp(got.s, wa.s))
+		fail_msg("allocation %ld failed in step %d (%s, %d): the image holds\n%swhile the model has before\n%sor after\n%s",
+			 at, u->step, u->what, u->err, got.s, wb.s, wa.s);
+}
+
+static void fs_fresh(void)
+{
+	assert_int_equal(tt_copy(FS_BASE, FS_IMG), 0);
+}
+
+static void t_fs_changes(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	assert_int_equal(system("rm -rf " WORK "/empty && mkdir -p " WORK "/empty && mkfs.ubifs -r " WORK
+				"/empty -m 2048 -e 126976 -c 64 -o " FS_BASE),
+			 0);
+	struct fs_run u;
+	fs_fresh();
+	af_reset(0);
+	af_record(1);
+	fs_workload(&u);
+	af_record(0);
+	if (u.err)
+		fail_msg("clean run: step %d (%s) returned %d", u.step, u.what, u.err);
+	fs_judge(&u, 0);
+	static struct af_site sites[AF_MAX_SITES];
+	size_t n = af_sites(sites, AF_MAX_SITES);
+	long total = af_count();
+	int runs = 0, nomem = 0, absorbed = 0;
+	for (size_t i = 0; i < n; i++) {
+		long at[2] = {sites[i].first, sites[i].last};
+		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+			fs_fresh();
+			af_reset(at[j]);
+			fs_workload(&u);
+			if (!af_failed())
+				fail_msg("allocation %ld was never reached", at[j]);
+			if (u.err && u.err != -ENOMEM)
+				fail_msg("allocation %ld (call site %#lx) failed: step %d (%s) returned %d, expected -ENOMEM",
+					 at[j], (unsigned long)af_failed_ra(), u.step, u.what, u.err);
+			u.err ? nomem++ : absorbed++;
+			fs_judge(&u, at[j]);
+			runs++;
+		}
+	}
+	fprintf(stderr, "fs changes: %ld allocations from %zu call sites; %d runs: %d ended with -ENOMEM, %d absorbed\n",
+		total, n, runs, nomem, absorbed);
+	assert_true(nomem > 0);
+	remove(FS_IMG);
+	remove(FS_BASE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_kernel_nand2k_unclean),
 		cmocka_unit_test(t_kernel_nor_zlib),
 		cmocka_unit_test(t_ubi_volume_ops),
+		cmocka_unit_test(t_fs_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
