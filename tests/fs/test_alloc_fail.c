@@ -14,6 +14,7 @@
  * call that could not allocate — never another error, another tree, a
  * crash, or (ASan build) a leak. */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1074,6 +1075,131 @@ static void t_fs_changes(void **s)
 	remove(FS_BASE);
 }
 
+
+/* ---- read errors of the volume under UBIFS, one at a time ----
+ * The bare image of a kernel-written volume under a vol_io that fails the
+ * N-th LEB read (-EBADMSG: uncorrectable, as UBI reports it), for chosen N
+ * a clean mount and walk make. Each run must end with the kernel's manifest
+ * (the read was not needed for it) or with an error from the call that
+ * needed the data: -EBADMSG as read, with a message naming the LEB. Never
+ * another tree, another error, a crash or a leak. The reads failed are the
+ * first and the last of each distinct read path (callers' return addresses)
+ * of a clean run. */
+struct fvol {
+	struct ubi_vol_io in;
+	long reads, fail_at;
+	int record;
+};
+
+/* distinct read paths (a hash of the callers' return addresses) of a
+ * clean run, with their first and last read */
+static struct af_site rsites[AF_MAX_SITES];
+static size_t nrsites;
+
+static int fv_read(void *c, uint32_t l, uint32_t o, void *b, size_t n)
+{
+	struct fvol *f = c;
+	f->reads++;
+	if (f->record) {
+		void *bt[10];
+		int nb = backtrace(bt, 10);
+		uintptr_t h = 0;
+		for (int i = 1; i < nb; i++)
+			h = h * 1000003u ^ (uintptr_t)bt[i];
+		size_t i;
+		for (i = 0; i < nrsites && rsites[i].ra != h; i++)
+			;
+		if (i == nrsites && nrsites < AF_MAX_SITES)
+			rsites[nrsites++] = (struct af_site){h, f->reads, f->reads};
+		else if (i < nrsites)
+			rsites[i].last = f->reads;
+	}
+	if (f->reads == f->fail_at)
+		return -EBADMSG;
+	return f->in.read(f->in.ctx, l, o, b, n);
+}
+
+static uint8_t *flat_buf;
+static size_t flat_len;
+
+static long read_fail_run(long fail_at, int record, struct run *r)
+{
+	struct ubikit_fs *fs = NULL;
+	struct ubi_vol_io in, vol;
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(ubi_flat_open_mem(flat_buf, flat_len, 0, 1, &in, NULL), 0);
+	struct fvol fv = {in, 0, fail_at, record};
+	vol = in;
+	vol.ctx = &fv;
+	vol.read = fv_read;
+	struct ubikit_mount_opts mo = {.flags = UBIKIT_MOUNT_RDONLY};
+	CALL(r, "mount", ubikit_mount_ex(&vol, &mo, &fs, r->msg, sizeof(r->msg)));
+	manifest(fs, r);
+	if (r->err)
+		snprintf(r->msg, sizeof(r->msg), "%s", ubikit_errmsg(fs));
+fail:
+	if (fs)
+		ubikit_unmount(fs);
+	ubi_flat_close(&in);
+	return fv.reads;
+}
+
+static void t_read_errors(void **s)
+{
+	(void)s;
+	static const struct kimage k = {"nand2k-unclean", NAND2K, 0};
+	char img[512], fl[512], mf[512];
+	snprintf(img, sizeof(img), "%s/rd-%s.img", WORK, k.name);
+	snprintf(fl, sizeof(fl), "%s/rd-%s.flat", WORK, k.name);
+	snprintf(mf, sizeof(mf), "%s/kernel-images/%s.manifest", UBIKIT_TEST_DATA, k.name);
+	unpack(&k, img);
+	make_flat(&k, img, fl);
+	remove(img);
+	FILE *f = fopen(fl, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	flat_len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	flat_buf = af_test_malloc(flat_len);
+	assert_int_equal(fread(flat_buf, 1, flat_len, f), flat_len);
+	fclose(f);
+	char *want = slurp(mf);
+	assert_non_null(want);
+	struct run r;
+	nrsites = 0;
+	long total = read_fail_run(0, 1, &r);
+	if (r.err || strcmp(r.out.s, want))
+		fail_msg("clean run: %s %d %s, or another tree", r.step ? r.step : "-", r.err, r.msg);
+	free(r.out.s);
+	int errs = 0, same = 0, runs = 0;
+	for (size_t i = 0; i < nrsites; i++) {
+		long at[2] = {rsites[i].first, rsites[i].last};
+		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+			read_fail_run(at[j], 0, &r);
+			runs++;
+			if (!r.err) {
+				if (strcmp(r.out.s, want))
+					fail_msg("read %ld failed: the run succeeded with another tree", at[j]);
+				same++;
+			} else if (r.err == -EBADMSG && strstr(r.msg, "LEB ")) {
+				errs++;
+				if (getenv("AF_VERBOSE"))
+					fprintf(stderr, "read %ld: %s %d %s\n", at[j], r.step, r.err, r.msg);
+			} else {
+				fail_msg("read %ld failed: %s returned %d (%s), expected -EBADMSG and the LEB named", at[j],
+					 r.step, r.err, r.msg);
+			}
+			free(r.out.s);
+		}
+	}
+	fprintf(stderr, "%ld reads on %zu paths; %d runs with one failed: %d ended with an error, %d did not need it\n",
+		total, nrsites, runs, errs, same);
+	assert_true(errs > 0);
+	free(want);
+	free(flat_buf);
+	remove(fl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1081,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(t_kernel_nor_zlib),
 		cmocka_unit_test(t_ubi_volume_ops),
 		cmocka_unit_test(t_fs_changes),
+		cmocka_unit_test(t_read_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
