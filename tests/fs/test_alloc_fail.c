@@ -905,12 +905,66 @@ static ssize_t put_file(struct ubikit_fs *fs, const char *path, int flags, const
 	return w < 0 ? w : c < 0 ? c : w == (ssize_t)n ? 0 : -EIO;
 }
 
+/* the volume under the read-write mount: fails its N-th change (write,
+ * atomic change, unmap, map) with -EIO, changing nothing */
+struct wvol {
+	struct ubi_vol_io in;
+	long ops, fail_at;
+};
+static int wv_fail(struct wvol *w)
+{
+	return ++w->ops == w->fail_at ? -EIO : 0;
+}
+static int wv_write(void *c, uint32_t l, uint32_t o, const void *b, size_t n)
+{
+	struct wvol *w = c;
+	return wv_fail(w) ? -EIO : w->in.write(w->in.ctx, l, o, b, n);
+}
+static int wv_change(void *c, uint32_t l, const void *b, size_t n)
+{
+	struct wvol *w = c;
+	return wv_fail(w) ? -EIO : w->in.change(w->in.ctx, l, b, n);
+}
+static int wv_unmap(void *c, uint32_t l)
+{
+	struct wvol *w = c;
+	return wv_fail(w) ? -EIO : w->in.unmap(w->in.ctx, l);
+}
+static int wv_map(void *c, uint32_t l)
+{
+	struct wvol *w = c;
+	return wv_fail(w) ? -EIO : w->in.map(w->in.ctx, l);
+}
+static int wv_read(void *c, uint32_t l, uint32_t o, void *b, size_t n)
+{
+	struct wvol *w = c;
+	return w->in.read(w->in.ctx, l, o, b, n);
+}
+static int wv_is_mapped(void *c, uint32_t l)
+{
+	struct wvol *w = c;
+	return w->in.is_mapped(w->in.ctx, l);
+}
+static int wv_sync(void *c)
+{
+	struct wvol *w = c;
+	return w->in.sync ? w->in.sync(w->in.ctx) : 0;
+}
+
+static long fs_workload_w(struct fs_run *u, long fail_write_at);
 static void fs_workload(struct fs_run *u)
+{
+	fs_workload_w(u, 0);
+}
+
+/* returns the number of volume changes made */
+static long fs_workload_w(struct fs_run *u, long fail_write_at)
 {
 	static struct fsmodel m, next;
 	memset(&m, 0, sizeof(m));
 	memset(u, 0, sizeof(*u));
-	struct ubi_vol_io vol;
+	struct ubi_vol_io vol, inner;
+	struct wvol wv = {.fail_at = fail_write_at};
 	struct ubikit_fs *fs = NULL;
 	int opened = 0, err = 0, step = 0;
 	static uint8_t pat[6000];
@@ -918,10 +972,20 @@ static void fs_workload(struct fs_run *u)
 		pat[i] = (uint8_t)(i * 7 + 1);
 	af_arm();
 	struct util_err ue;
-	err = ubi_flat_open_err(FS_IMG, 0, 0, &vol, &ue);
+	err = ubi_flat_open_err(FS_IMG, 0, 0, &inner, &ue);
 	if (err)
 		goto out;
 	opened = 1;
+	wv.in = inner;
+	vol = inner;
+	vol.ctx = &wv;
+	vol.read = wv_read;
+	vol.write = wv_write;
+	vol.change = wv_change;
+	vol.unmap = wv_unmap;
+	vol.map = wv_map;
+	vol.is_mapped = wv_is_mapped;
+	vol.sync = wv_sync;
 	struct ubikit_mount_opts rw = {.flags = 0};
 	err = ubikit_mount(&vol, &rw, &fs);
 	if (err)
@@ -1001,8 +1065,43 @@ out:
 	if (fs)
 		ubikit_unmount(fs);
 	if (opened)
-		ubi_flat_close(&vol);
+		ubi_flat_close(&inner);
 	af_disarm();
+	return wv.ops;
+}
+
+/* A write error on the data head after the inode reached the base head
+ * (fsync flushes the base head first, as Linux's ubifs_sync_wbufs_by_inode):
+ * the file has its new size, and some of the 4 KiB blocks written show
+ * their previous content (zeros where there was none). Linux ends the same
+ * way (its wbuf error makes it read-only; the inode is already on flash).
+ * Is got one of these "after" states? */
+static int lost_blocks_match(const struct fs_run *u, const char *got)
+{
+	static struct out alt;
+	static struct fsmodel m;
+	for (int i = 0; i < u->after.nino; i++) {
+		const struct mino *a = &u->after.ino[i];
+		const struct mino *b = i < u->before.nino ? &u->before.ino[i] : NULL;
+		if (a->type != 'f' || (b && b->size == a->size && !memcmp(a->data, b->data, a->size)))
+			continue;
+		uint32_t nb = (uint32_t)((a->size + 4095) / 4096);
+		for (uint32_t mask = 1; mask < (1u << nb); mask++) {
+			m = u->after;
+			struct mino *x = &m.ino[i];
+			for (uint32_t k = 0; k < nb; k++) {
+				if (!(mask & (1u << k)))
+					continue;
+				size_t lo = (size_t)k * 4096, hi = lo + 4096 < x->size ? lo + 4096 : x->size;
+				for (size_t o = lo; o < hi; o++)
+					x->data[o] = b && o < b->size ? b->data[o] : 0;
+			}
+			fm_dump(&m, &alt);
+			if (!strcmp(alt.s, got))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 static void fs_judge(struct fs_run *u, long at)
@@ -1022,6 +1121,8 @@ static void fs_judge(struct fs_run *u, long at)
 	ubi_flat_close(&vol);
 	fm_dump(&u->before, &wb);
 	fm_dump(&u->after, &wa);
+	if (strcmp(got.s, wb.s) && strcmp(got.s, wa.s) && at < 0 && lost_blocks_match(u, got.s))
+		return;
 	if (strcmp(got.s, wb.s) && strcmp(got.s, wa.s))
 		fail_msg("allocation %ld failed in step %d (%s, %d): the image holds\n%swhile the model has before\n%sor after\n%s",
 			 at, u->step, u->what, u->err, got.s, wb.s, wa.s);
@@ -1200,6 +1301,45 @@ static void t_read_errors(void **s)
 	remove(fl);
 }
 
+/* ---- write errors under UBIFS, every one in turn ----
+ * The same changes with the N-th change of the volume failing (-EIO), for
+ * every N of a clean run: the first error must be that -EIO (or -EROFS
+ * from a file system that went read-only on it), and after a remount the
+ * tree is the model's before or after the failed change. */
+static void t_write_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	assert_int_equal(system("rm -rf " WORK "/empty && mkdir -p " WORK "/empty && mkfs.ubifs -r " WORK
+				"/empty -m 2048 -e 126976 -c 64 -o " FS_BASE),
+			 0);
+	struct fs_run u;
+	fs_fresh();
+	af_reset(0);
+	long total = fs_workload_w(&u, 0);
+	if (u.err)
+		fail_msg("clean run: step %d (%s) returned %d", u.step, u.what, u.err);
+	fs_judge(&u, 0);
+	int errs = 0, absorbed = 0;
+	for (long at = 1; at <= total; at++) {
+		fs_fresh();
+		fs_workload_w(&u, at);
+		if (u.err && u.err != -EIO && u.err != -EROFS)
+			fail_msg("volume change %ld failed: step %d (%s) returned %d, expected -EIO", at, u.step, u.what,
+				 u.err);
+		u.err ? errs++ : absorbed++;
+		if (getenv("AF_KEEP") && atol(getenv("AF_KEEP")) == at) {
+			fail_msg("kept %s after change %ld failed (%d in %s)", FS_IMG, at, u.err, u.what);
+		}
+		fs_judge(&u, -at);
+	}
+	fprintf(stderr, "fs changes: %ld volume changes, each failed once: %d runs ended with an error, %d absorbed\n",
+		total, errs, absorbed);
+	assert_true(errs > 0);
+	remove(FS_IMG);
+	remove(FS_BASE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1208,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(t_ubi_volume_ops),
 		cmocka_unit_test(t_fs_changes),
 		cmocka_unit_test(t_read_errors),
+		cmocka_unit_test(t_write_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
