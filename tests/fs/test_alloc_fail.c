@@ -460,7 +460,7 @@ static void t_kernel_nor_zlib(void **s)
 }
 
 
-/* ---- UBI volume operations on a RAM flash, judged by a model ----
+/* ---- UBI volume operations on a simulated flash, judged by a model ----
  * The workload (attach with autoformat, create, LEB write/change/unmap,
  * static-volume update and check, resize both ways, rename, remove,
  * background work, detach) is run with one allocation failing. The first
@@ -578,6 +578,7 @@ struct ubi_run {
 };
 
 static uint8_t upat[U_LEB * 3];
+static int ubi_ops_file; /* the flash: a sparse image file (1) or RAM (0) */
 
 /* the workload; stops at the first error */
 static void ubi_workload(struct ubi_run *u)
@@ -590,6 +591,11 @@ static void ubi_workload(struct ubi_run *u)
 	flash_sim_config_default(&cfg);
 	cfg.geo = (struct flash_geometry){FLASH_NAND, U_PAGE, U_PAGE, 64, U_PEB, U_NPEB};
 	cfg.seed = 7;
+	/* a sparse image file: the store's own allocations are in the sweep */
+	cfg.path = ubi_ops_file ? WORK "/ubi-ops.flash" : NULL;
+	cfg.sparse = true;
+	remove(WORK "/ubi-ops.flash");
+	remove(WORK "/ubi-ops.flash.sim");
 	af_arm();
 	int err = flash_sim_create(&cfg, &u->fl);
 	int step = 0;
@@ -704,9 +710,8 @@ static void ubi_judge(struct ubi_run *u, long at)
 		 at, u->step, u->err, got.s, want_b.s, want_a.s);
 }
 
-static void t_ubi_volume_ops(void **s)
+static void ubi_ops_sweep(void)
 {
-	(void)s;
 	struct ubi_run u;
 	af_reset(0);
 	af_record(1);
@@ -736,11 +741,23 @@ static void t_ubi_volume_ops(void **s)
 			runs++;
 		}
 	}
-	fprintf(stderr, "ubi volume ops: %ld allocations from %zu call sites; %d runs: %d ended with -ENOMEM, %d absorbed\n",
-		total, n, runs, nomem, absorbed);
+	fprintf(stderr, "ubi volume ops (%s): %ld allocations from %zu call sites; %d runs: %d ended with -ENOMEM, %d absorbed\n",
+		ubi_ops_file ? "image file" : "RAM", total, n, runs, nomem, absorbed);
 	assert_true(nomem > 0);
 }
 
+
+static void t_ubi_volume_ops(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	ubi_ops_file = 0;
+	ubi_ops_sweep();
+	ubi_ops_file = 1;
+	ubi_ops_sweep();
+	remove(WORK "/ubi-ops.flash");
+	remove(WORK "/ubi-ops.flash.sim");
+}
 
 /* ---- file-system changes through the fs API, judged by a model ----
  * A read-write mount of a mkfs.ubifs image (bare image file), then changes
