@@ -580,6 +580,87 @@ struct ubi_run {
 static uint8_t upat[U_LEB * 3];
 static int ubi_ops_file; /* the flash: a sparse image file (1) or RAM (0) */
 
+/* A flash that fails its N-th operation (read, is_bad, write, erase,
+ * mark_bad) with -EIO, as a host or controller error would; the paths
+ * (callers' return addresses) of a clean run are recorded as for reads. */
+struct fwrap {
+	struct flash_dev dev; /* first: handed out as the flash */
+	struct flash_dev *in;
+};
+static long fw_ops, fw_fail_at;
+static int fw_on, fw_record, fw_failed;
+static struct af_site fsites[AF_MAX_SITES];
+static size_t nfsites;
+
+static int fw_hit(void)
+{
+	fw_ops++;
+	if (fw_record) {
+		void *bt[10];
+		int nb = backtrace(bt, 10);
+		uintptr_t h = 0;
+		for (int i = 2; i < nb; i++)
+			h = h * 1000003u ^ (uintptr_t)bt[i];
+		size_t i;
+		for (i = 0; i < nfsites && fsites[i].ra != h; i++)
+			;
+		if (i == nfsites && nfsites < AF_MAX_SITES)
+			fsites[nfsites++] = (struct af_site){h, fw_ops, fw_ops};
+		else if (i < nfsites)
+			fsites[i].last = fw_ops;
+	}
+	if (fw_ops != fw_fail_at)
+		return 0;
+	fw_failed = 1;
+	return 1;
+}
+#define FW_IN(d) (((struct fwrap *)(d))->in)
+static int fw_read(struct flash_dev *d, uint32_t p, uint32_t o, void *b, size_t n)
+{
+	return fw_hit() ? -EIO : flash_read(FW_IN(d), p, o, b, n);
+}
+static int fw_write(struct flash_dev *d, uint32_t p, uint32_t o, const void *b, size_t n)
+{
+	return fw_hit() ? -EIO : flash_write(FW_IN(d), p, o, b, n);
+}
+static int fw_erase(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_erase(FW_IN(d), p);
+}
+static int fw_is_bad(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_is_bad(FW_IN(d), p);
+}
+static int fw_mark_bad(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_mark_bad(FW_IN(d), p);
+}
+static int fw_sync(struct flash_dev *d)
+{
+	return flash_sync(FW_IN(d));
+}
+static void fw_close(struct flash_dev *d)
+{
+	flash_close(FW_IN(d));
+	free(d);
+}
+static const char *fw_errmsg(struct flash_dev *d)
+{
+	return flash_errmsg(FW_IN(d));
+}
+static const struct flash_ops fw_ops_tab = {fw_read, fw_write, fw_erase, fw_is_bad, fw_mark_bad, fw_sync, fw_close,
+					    fw_errmsg};
+
+static struct flash_dev *fw_wrap(struct flash_dev *in)
+{
+	struct fwrap *w = af_test_malloc(sizeof(*w));
+	assert_non_null(w);
+	w->dev = *in;
+	w->dev.ops = &fw_ops_tab;
+	w->in = in;
+	return &w->dev;
+}
+
 /* the workload; stops at the first error */
 static void ubi_workload(struct ubi_run *u)
 {
@@ -598,6 +679,8 @@ static void ubi_workload(struct ubi_run *u)
 	remove(WORK "/ubi-ops.flash.sim");
 	af_arm();
 	int err = flash_sim_create(&cfg, &u->fl);
+	if (!err && fw_on)
+		u->fl = fw_wrap(u->fl);
 	int step = 0;
 	u->before = m;
 	u->after = m;
@@ -1357,6 +1440,56 @@ static void t_write_errors(void **s)
 	remove(FS_BASE);
 }
 
+/* ---- flash errors under UBI, one per distinct path ----
+ * The UBI volume workload on a RAM flash whose N-th operation fails with
+ * -EIO. UBI may recover (a failed write moved elsewhere, a failed erase
+ * tortured / marked bad); otherwise the first error must be that -EIO, or
+ * -EROFS once UBI went read-only. After a re-attach (nothing failing) the
+ * volumes hold the model's state before or after the failed operation. */
+static void t_flash_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	ubi_ops_file = 0;
+	struct ubi_run u;
+	fw_on = 1;
+	fw_ops = 0;
+	fw_fail_at = 0;
+	fw_record = 1;
+	nfsites = 0;
+	af_reset(0);
+	ubi_workload(&u);
+	fw_record = 0;
+	if (u.err)
+		fail_msg("clean run: step %d returned %d", u.step, u.err);
+	long total = fw_ops;
+	ubi_judge(&u, 0);
+	int runs = 0, errs = 0, absorbed = 0;
+	for (size_t i = 0; i < nfsites; i++) {
+		long at[2] = {fsites[i].first, fsites[i].last};
+		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+			fw_ops = 0;
+			fw_fail_at = at[j];
+			fw_failed = 0;
+			af_reset(0);
+			ubi_workload(&u);
+			fw_fail_at = 0;
+			if (!fw_failed)
+				fail_msg("flash operation %ld was never reached", at[j]);
+			if (u.err && u.err != -EIO && u.err != -EROFS)
+				fail_msg("flash operation %ld failed: step %d returned %d, expected -EIO or -EROFS", at[j],
+					 u.step, u.err);
+			u.err ? errs++ : absorbed++;
+			ubi_judge(&u, -at[j]);
+			runs++;
+		}
+	}
+	fw_on = 0;
+	fprintf(stderr, "ubi volume ops: %ld flash operations on %zu paths; %d runs with one failed: %d ended with an error, %d recovered\n",
+		total, nfsites, runs, errs, absorbed);
+	assert_true(errs > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1366,6 +1499,7 @@ int main(void)
 		cmocka_unit_test(t_fs_changes),
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
+		cmocka_unit_test(t_flash_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
