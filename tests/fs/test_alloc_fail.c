@@ -210,6 +210,87 @@ fail:
 	paths_free(&ps);
 }
 
+/* A flash that fails its N-th operation (read, is_bad, write, erase,
+ * mark_bad) with -EIO, as a host or controller error would; the paths
+ * (callers' return addresses) of a clean run are recorded as for reads. */
+struct fwrap {
+	struct flash_dev dev; /* first: handed out as the flash */
+	struct flash_dev *in;
+};
+static long fw_ops, fw_fail_at;
+static int fw_on, fw_record, fw_failed;
+static struct af_site fsites[AF_MAX_SITES];
+static size_t nfsites;
+
+static int fw_hit(void)
+{
+	fw_ops++;
+	if (fw_record) {
+		void *bt[10];
+		int nb = backtrace(bt, 10);
+		uintptr_t h = 0;
+		for (int i = 2; i < nb; i++)
+			h = h * 1000003u ^ (uintptr_t)bt[i];
+		size_t i;
+		for (i = 0; i < nfsites && fsites[i].ra != h; i++)
+			;
+		if (i == nfsites && nfsites < AF_MAX_SITES)
+			fsites[nfsites++] = (struct af_site){h, fw_ops, fw_ops};
+		else if (i < nfsites)
+			fsites[i].last = fw_ops;
+	}
+	if (fw_ops != fw_fail_at)
+		return 0;
+	fw_failed = 1;
+	return 1;
+}
+#define FW_IN(d) (((struct fwrap *)(d))->in)
+static int fw_read(struct flash_dev *d, uint32_t p, uint32_t o, void *b, size_t n)
+{
+	return fw_hit() ? -EIO : flash_read(FW_IN(d), p, o, b, n);
+}
+static int fw_write(struct flash_dev *d, uint32_t p, uint32_t o, const void *b, size_t n)
+{
+	return fw_hit() ? -EIO : flash_write(FW_IN(d), p, o, b, n);
+}
+static int fw_erase(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_erase(FW_IN(d), p);
+}
+static int fw_is_bad(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_is_bad(FW_IN(d), p);
+}
+static int fw_mark_bad(struct flash_dev *d, uint32_t p)
+{
+	return fw_hit() ? -EIO : flash_mark_bad(FW_IN(d), p);
+}
+static int fw_sync(struct flash_dev *d)
+{
+	return flash_sync(FW_IN(d));
+}
+static void fw_close(struct flash_dev *d)
+{
+	flash_close(FW_IN(d));
+	free(d);
+}
+static const char *fw_errmsg(struct flash_dev *d)
+{
+	return flash_errmsg(FW_IN(d));
+}
+static const struct flash_ops fw_ops_tab = {fw_read, fw_write, fw_erase, fw_is_bad, fw_mark_bad, fw_sync, fw_close,
+					    fw_errmsg};
+
+static struct flash_dev *fw_wrap(struct flash_dev *in)
+{
+	struct fwrap *w = af_test_malloc(sizeof(*w));
+	assert_non_null(w);
+	w->dev = *in;
+	w->dev.ops = &fw_ops_tab;
+	w->in = in;
+	return &w->dev;
+}
+
 struct kimage {
 	const char *name;
 	struct flash_geometry geo;
@@ -225,6 +306,8 @@ static void run_kernel(const struct kimage *k, const char *img, struct run *r)
 	memset(r, 0, sizeof(*r));
 	af_arm();
 	CALL(r, "flash open", flash_sim_open_ex(img, &k->geo, k->has_oob, true, &fl, r->msg, sizeof(r->msg)));
+	if (fw_on)
+		fl = fw_wrap(fl);
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
 	o.read_only = true;
@@ -580,86 +663,6 @@ struct ubi_run {
 static uint8_t upat[U_LEB * 3];
 static int ubi_ops_file; /* the flash: a sparse image file (1) or RAM (0) */
 
-/* A flash that fails its N-th operation (read, is_bad, write, erase,
- * mark_bad) with -EIO, as a host or controller error would; the paths
- * (callers' return addresses) of a clean run are recorded as for reads. */
-struct fwrap {
-	struct flash_dev dev; /* first: handed out as the flash */
-	struct flash_dev *in;
-};
-static long fw_ops, fw_fail_at;
-static int fw_on, fw_record, fw_failed;
-static struct af_site fsites[AF_MAX_SITES];
-static size_t nfsites;
-
-static int fw_hit(void)
-{
-	fw_ops++;
-	if (fw_record) {
-		void *bt[10];
-		int nb = backtrace(bt, 10);
-		uintptr_t h = 0;
-		for (int i = 2; i < nb; i++)
-			h = h * 1000003u ^ (uintptr_t)bt[i];
-		size_t i;
-		for (i = 0; i < nfsites && fsites[i].ra != h; i++)
-			;
-		if (i == nfsites && nfsites < AF_MAX_SITES)
-			fsites[nfsites++] = (struct af_site){h, fw_ops, fw_ops};
-		else if (i < nfsites)
-			fsites[i].last = fw_ops;
-	}
-	if (fw_ops != fw_fail_at)
-		return 0;
-	fw_failed = 1;
-	return 1;
-}
-#define FW_IN(d) (((struct fwrap *)(d))->in)
-static int fw_read(struct flash_dev *d, uint32_t p, uint32_t o, void *b, size_t n)
-{
-	return fw_hit() ? -EIO : flash_read(FW_IN(d), p, o, b, n);
-}
-static int fw_write(struct flash_dev *d, uint32_t p, uint32_t o, const void *b, size_t n)
-{
-	return fw_hit() ? -EIO : flash_write(FW_IN(d), p, o, b, n);
-}
-static int fw_erase(struct flash_dev *d, uint32_t p)
-{
-	return fw_hit() ? -EIO : flash_erase(FW_IN(d), p);
-}
-static int fw_is_bad(struct flash_dev *d, uint32_t p)
-{
-	return fw_hit() ? -EIO : flash_is_bad(FW_IN(d), p);
-}
-static int fw_mark_bad(struct flash_dev *d, uint32_t p)
-{
-	return fw_hit() ? -EIO : flash_mark_bad(FW_IN(d), p);
-}
-static int fw_sync(struct flash_dev *d)
-{
-	return flash_sync(FW_IN(d));
-}
-static void fw_close(struct flash_dev *d)
-{
-	flash_close(FW_IN(d));
-	free(d);
-}
-static const char *fw_errmsg(struct flash_dev *d)
-{
-	return flash_errmsg(FW_IN(d));
-}
-static const struct flash_ops fw_ops_tab = {fw_read, fw_write, fw_erase, fw_is_bad, fw_mark_bad, fw_sync, fw_close,
-					    fw_errmsg};
-
-static struct flash_dev *fw_wrap(struct flash_dev *in)
-{
-	struct fwrap *w = af_test_malloc(sizeof(*w));
-	assert_non_null(w);
-	w->dev = *in;
-	w->dev.ops = &fw_ops_tab;
-	w->in = in;
-	return &w->dev;
-}
 
 /* the workload; stops at the first error */
 static void ubi_workload(struct ubi_run *u)
@@ -1490,6 +1493,64 @@ static void t_flash_errors(void **s)
 	assert_true(errs > 0);
 }
 
+/* The kernel image through the simulator, UBI and UBIFS with the N-th
+ * flash operation failing (-EIO): the first error must be that -EIO, with
+ * a message naming the PEB or LEB; or the run shows the kernel's manifest. */
+static void t_flash_errors_kernel(void **s)
+{
+	(void)s;
+	static const struct kimage k = {"nand2k-unclean", NAND2K, 0};
+	char img[512], mf[512];
+	snprintf(img, sizeof(img), "%s/fw-%s.img", WORK, k.name);
+	snprintf(mf, sizeof(mf), "%s/kernel-images/%s.manifest", UBIKIT_TEST_DATA, k.name);
+	unpack(&k, img);
+	char *want = slurp(mf);
+	assert_non_null(want);
+	struct run r;
+	fw_on = 1;
+	fw_ops = 0;
+	fw_fail_at = 0;
+	fw_record = 1;
+	nfsites = 0;
+	af_reset(0);
+	run_kernel(&k, img, &r);
+	fw_record = 0;
+	if (r.err || strcmp(r.out.s, want))
+		fail_msg("clean run: %s %d %s, or another tree", r.step ? r.step : "-", r.err, r.msg);
+	free(r.out.s);
+	long total = fw_ops;
+	int runs = 0, errs = 0, same = 0;
+	for (size_t i = 0; i < nfsites; i++) {
+		long at[2] = {fsites[i].first, fsites[i].last};
+		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+			fw_ops = 0;
+			fw_fail_at = at[j];
+			fw_failed = 0;
+			run_kernel(&k, img, &r);
+			runs++;
+			if (!fw_failed)
+				fail_msg("flash operation %ld was never reached", at[j]);
+			if (!r.err) {
+				if (strcmp(r.out.s, want))
+					fail_msg("flash operation %ld failed: the run succeeded with another tree", at[j]);
+				same++;
+			} else if (r.err == -EIO && (strstr(r.msg, "PEB") || strstr(r.msg, "LEB"))) {
+				errs++;
+			} else {
+				fail_msg("flash operation %ld failed: %s returned %d (%s), expected -EIO naming the place",
+					 at[j], r.step, r.err, r.msg);
+			}
+			free(r.out.s);
+		}
+	}
+	fw_on = 0;
+	fprintf(stderr, "%s: %ld flash operations on %zu paths; %d runs with one failed: %d ended with -EIO, %d did not need it\n",
+		k.name, total, nfsites, runs, errs, same);
+	assert_true(errs > 0);
+	free(want);
+	remove(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1500,6 +1561,7 @@ int main(void)
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
 		cmocka_unit_test(t_flash_errors),
+		cmocka_unit_test(t_flash_errors_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
