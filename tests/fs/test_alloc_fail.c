@@ -306,8 +306,6 @@ static void run_kernel(const struct kimage *k, const char *img, struct run *r)
 	memset(r, 0, sizeof(*r));
 	af_arm();
 	CALL(r, "flash open", flash_sim_open_ex(img, &k->geo, k->has_oob, true, &fl, r->msg, sizeof(r->msg)));
-	if (fw_on)
-		fl = fw_wrap(fl);
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
 	o.read_only = true;
@@ -1431,9 +1429,6 @@ static void t_write_errors(void **s)
 			fail_msg("volume change %ld failed: step %d (%s) returned %d, expected -EIO", at, u.step, u.what,
 				 u.err);
 		u.err ? errs++ : absorbed++;
-		if (getenv("AF_KEEP") && atol(getenv("AF_KEEP")) == at) {
-			fail_msg("kept %s after change %ld failed (%d in %s)", FS_IMG, at, u.err, u.what);
-		}
 		fs_judge(&u, -at);
 	}
 	fprintf(stderr, "fs changes: %ld volume changes, each failed once: %d runs ended with an error, %d absorbed\n",
@@ -1493,64 +1488,6 @@ static void t_flash_errors(void **s)
 	assert_true(errs > 0);
 }
 
-/* The kernel image through the simulator, UBI and UBIFS with the N-th
- * flash operation failing (-EIO): the first error must be that -EIO, with
- * a message naming the PEB or LEB; or the run shows the kernel's manifest. */
-static void t_flash_errors_kernel(void **s)
-{
-	(void)s;
-	static const struct kimage k = {"nand2k-unclean", NAND2K, 0};
-	char img[512], mf[512];
-	snprintf(img, sizeof(img), "%s/fw-%s.img", WORK, k.name);
-	snprintf(mf, sizeof(mf), "%s/kernel-images/%s.manifest", UBIKIT_TEST_DATA, k.name);
-	unpack(&k, img);
-	char *want = slurp(mf);
-	assert_non_null(want);
-	struct run r;
-	fw_on = 1;
-	fw_ops = 0;
-	fw_fail_at = 0;
-	fw_record = 1;
-	nfsites = 0;
-	af_reset(0);
-	run_kernel(&k, img, &r);
-	fw_record = 0;
-	if (r.err || strcmp(r.out.s, want))
-		fail_msg("clean run: %s %d %s, or another tree", r.step ? r.step : "-", r.err, r.msg);
-	free(r.out.s);
-	long total = fw_ops;
-	int runs = 0, errs = 0, same = 0;
-	for (size_t i = 0; i < nfsites; i++) {
-		long at[2] = {fsites[i].first, fsites[i].last};
-		for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
-			fw_ops = 0;
-			fw_fail_at = at[j];
-			fw_failed = 0;
-			run_kernel(&k, img, &r);
-			runs++;
-			if (!fw_failed)
-				fail_msg("flash operation %ld was never reached", at[j]);
-			if (!r.err) {
-				if (strcmp(r.out.s, want))
-					fail_msg("flash operation %ld failed: the run succeeded with another tree", at[j]);
-				same++;
-			} else if (r.err == -EIO && (strstr(r.msg, "PEB") || strstr(r.msg, "LEB"))) {
-				errs++;
-			} else {
-				fail_msg("flash operation %ld failed: %s returned %d (%s), expected -EIO naming the place",
-					 at[j], r.step, r.err, r.msg);
-			}
-			free(r.out.s);
-		}
-	}
-	fw_on = 0;
-	fprintf(stderr, "%s: %ld flash operations on %zu paths; %d runs with one failed: %d ended with -EIO, %d did not need it\n",
-		k.name, total, nfsites, runs, errs, same);
-	assert_true(errs > 0);
-	free(want);
-	remove(img);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1561,7 +1498,6 @@ int main(void)
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
 		cmocka_unit_test(t_flash_errors),
-		cmocka_unit_test(t_flash_errors_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
