@@ -579,7 +579,7 @@ static void model_state(const struct model *m, struct out *o)
 {
 	static uint8_t b[U_LEB];
 	o->len = 0;
-	out_add(o, "");
+	out_add(o, "%s", "");
 	for (int i = 0; i < 2; i++) {
 		const struct mvol *v = &m->v[i];
 		if (!v->exists)
@@ -614,7 +614,7 @@ static void dev_state(struct ubi_device *ubi, struct out *o, int *marked)
 	uint32_t ids[8];
 	o->len = 0;
 	*marked = 0;
-	out_add(o, "");
+	out_add(o, "%s", "");
 	int n = ubi_vol_list(ubi, ids, 8);
 	assert_true(n >= 0 && n <= 8);
 	for (int i = 0; i < n; i++) {
@@ -922,7 +922,7 @@ static void fm_dump(const struct fsmodel *m0, struct out *o)
 {
 	struct fsmodel m = *m0;
 	o->len = 0;
-	out_add(o, "");
+	out_add(o, "%s", "");
 	qsort(m.d, (size_t)m.nd, sizeof(m.d[0]), dcmp);
 	for (int i = 0; i < m.nd; i++) {
 		const struct mino *in = &m.ino[m.d[i].ino];
@@ -958,7 +958,7 @@ static void fs_dump(struct ubikit_fs *fs, struct out *o)
 	if (ps.n)
 		qsort(ps.v, ps.n, sizeof(char *), scmp);
 	o->len = 0;
-	out_add(o, "");
+	out_add(o, "%s", "");
 	static uint8_t data[65536];
 	for (size_t i = 0; i < ps.n; i++) {
 		struct ubikit_stat st;
