@@ -1,18 +1,29 @@
-/* test_alloc_fail — every allocation of the read side, failed one at a time
- * (af_wrap.c: malloc & co. wrapped at link time, no hook in the libraries).
- *
- * Scenario "kernel": open a kernel-written flash image with the simulator
- * (read-only), attach it with our UBI, mount it read-only (recovery and
- * journal replay of an unclean image, a small index cache so that nodes are
- * dropped and read again) and list the whole tree in the format of
- * tests/tools/ubifs_manifest.sh through the fs API (readdir, lstat, open,
- * read, readlink, listxattr, getxattr, statfs). A clean run must equal the
- * kernel's own manifest of that image (tests/data/kernel-images). Then the
- * scenario is rerun once per allocation call site seen, failing the first
- * and then the last allocation made there. Each run must end with exactly
- * the kernel's manifest (the failure was absorbed) or with -ENOMEM from the
- * call that could not allocate — never another error, another tree, a
- * crash, or (ASan build) a leak. */
+/* test_alloc_fail — error paths driven one failure at a time, each run
+ * judged by an independent reference:
+ *   allocation failures: every call site of malloc & co. reached by a
+ *     scenario (af_wrap.c wraps them at link time, no hook in the
+ *     libraries), its first and its last allocation failed in turn;
+ *   read errors of the volume under UBIFS (-EBADMSG), write errors of the
+ *     volume under a read-write UBIFS (-EIO), flash errors (-EIO) under UBI.
+ * Scenarios and references:
+ *   t_kernel_*: a kernel-written flash image (tests/data/kernel-images)
+ *     through the simulator (read-only), UBI, a read-only mount (recovery
+ *     and replay of an unclean image, a small index cache) and a walk of the
+ *     whole tree in the format of tests/tools/ubifs_manifest.sh; also the
+ *     same volume as a bare image (ubi_flat). A run must end with exactly
+ *     the kernel's manifest or with -ENOMEM.
+ *   t_read_errors: the same walk with one LEB read failing: the kernel's
+ *     manifest, or -EBADMSG with a message naming the LEB.
+ *   t_ubi_volume_ops, t_flash_errors: UBI volume operations (create, LEB
+ *     write/change/unmap/map, static update and check, resize, rename,
+ *     remove, wear-leveling and scrub moves) on a RAM or image-file flash;
+ *     after a re-attach with nothing failing, the volumes hold the model's
+ *     state before or after the failed operation.
+ *   t_fs_changes, t_write_errors: changes through the fs API (mkdir,
+ *     create, write, symlink, link, xattrs, rename, truncate, hole, unlink,
+ *     chmod, rmdir), each synced; after a remount the tree is the model's
+ *     before or after the failed change.
+ * Never another error, another tree, a crash or (ASan build) a leak. */
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
