@@ -132,7 +132,8 @@ static int collect(struct ubikit_fs *fs, uint64_t dir, const char *path, struct 
 	while ((rc = ubikit_readdir_ino(fs, dir, cookie, &e)) == 1) {
 		cookie = e.cookie;
 		char p[4096];
-		snprintf(p, sizeof(p), "%s/%s", path, e.name);
+		if (snprintf(p, sizeof(p), "%s/%s", path, e.name) >= (int)sizeof(p))
+			fail_msg("path too long under %s", path);
 		paths_add(ps, p);
 		if (e.type == 4 /* DT_DIR */ && depth < 32 && collect(fs, e.ino, p, ps, r, depth + 1))
 			return -1;
@@ -954,7 +955,8 @@ static void fs_walk(struct ubikit_fs *fs, uint64_t dir, const char *path, struct
 	while ((rc = ubikit_readdir_ino(fs, dir, cookie, &e)) == 1) {
 		cookie = e.cookie;
 		char p[300];
-		snprintf(p, sizeof(p), "%s/%s", path, e.name);
+		if (snprintf(p, sizeof(p), "%s/%s", path, e.name) >= (int)sizeof(p))
+			fail_msg("path too long under %s", path);
 		paths_add(ps, p);
 		if (e.type == 4)
 			fs_walk(fs, e.ino, p, ps);
@@ -993,7 +995,8 @@ static void fs_dump(struct ubikit_fs *fs, struct out *o)
 			ssize_t vl = ubikit_getxattr_ino(fs, st.ino, names, v, sizeof(v) - 1);
 			assert_true(vl >= 0);
 			v[vl] = 0;
-			snprintf(xattr, sizeof(xattr), "%s=%s", names, v);
+			if (snprintf(xattr, sizeof(xattr), "%s=%s", names, v) >= (int)sizeof(xattr))
+				fail_msg("xattr %s of %s: longer than the model's", names, ps.v[i]);
 		}
 		fm_line(o, ps.v[i], type, st.mode, type == 'd' ? 0 : st.nlink, data, size, target, xattr);
 	}
