@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_priv.h"
 
 #define CALC_DENT_SIZE(nlen) ubifs_align8(UBIFS_DENT_NODE_SZ + (uint32_t)(nlen) + 1)
@@ -285,7 +286,7 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		uint64_t cmt_no = fs->cmt_no;
 		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
 		if (!err && t->b.nlink == 0)
-			err = ubifs_jnl_delete_inode(fs, &t->b, cmt_no);
+			err = ubifs_orph_last_link(fs, &t->b, cmt_no);
 	}
 	free(t);
 	return err;
@@ -484,7 +485,7 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 	if (!err)
 		err = ubifs_jnl_write_inode(fs, &r->old_ino);
 	if (!err && have_new && r->new_ino.nlink == 0)
-		err = ubifs_jnl_delete_inode(fs, &r->new_ino, cmt_no);
+		err = ubifs_orph_last_link(fs, &r->new_ino, cmt_no);
 out:
 	free(r);
 	return err < 0 ? err : 0;

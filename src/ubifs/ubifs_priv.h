@@ -66,6 +66,7 @@ struct ubifs_fs {
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
+	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
 
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */
