@@ -598,8 +598,25 @@ static void fix_parent_keys(struct ubifs_znode *z)
 	}
 }
 
+/* Undo a split of the full z into z + zn made to insert branch n, when the
+ * insertion above failed: z takes back its own branches (without branch n),
+ * zn is freed, and the index is as before the insertion. */
+static void unsplit(struct ubifs_tnc *t, struct ubifs_znode *z, struct ubifs_znode *zn, uint32_t n)
+{
+	uint32_t keep = z->child_cnt, total = keep + zn->child_cnt, j = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		if (i == n)
+			continue;
+		/* j <= i: copying forward never overwrites a branch still to read */
+		z->zbranch[j++] = i < keep ? z->zbranch[i] : zn->zbranch[i - keep];
+	}
+	z->child_cnt = (uint16_t)j;
+	fix_children(z);
+	znode_free(t, zn);
+}
+
 /* Insert zbr as branch n of z (z dirty with full capacity), splitting full
- * znodes upwards. */
+ * znodes upwards. On -ENOMEM the index is left as it was. */
 static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, const struct ubifs_zbranch *zbr)
 {
 	struct ubifs_tnc *t = &fs->tnc;
@@ -638,15 +655,11 @@ static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, co
 	free(all);
 	fix_children(z);
 	fix_children(zn);
-	if (n == 0)
-		fix_parent_keys(z);
 	struct ubifs_zbranch up = {.key = zn->zbranch[0].key, .child = zn};
 	if (!z->parent) {
 		struct ubifs_znode *r = znode_alloc(t, 2);
 		if (!r) {
-			/* keep the tree whole: give the moved branches back is not
-			 * possible without room, so report; the mount fails anyway */
-			free_subtree(t, zn);
+			unsplit(t, z, zn, n);
 			return -ENOMEM;
 		}
 		r->level = z->level + 1;
@@ -659,7 +672,15 @@ static int tnc_insert(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t n, co
 		fix_children(r);
 		return 0;
 	}
-	return tnc_insert(fs, z->parent, z->iip + 1, &up);
+	int err = tnc_insert(fs, z->parent, z->iip + 1, &up);
+	if (err) {
+		unsplit(t, z, zn, n);
+		return err;
+	}
+	/* only now: a failed insertion above leaves the keys as they were */
+	if (n == 0)
+		fix_parent_keys(z);
+	return 0;
 }
 
 /* Remove branch n of z (z dirty; its child, if any, already freed). */
