@@ -133,19 +133,23 @@ static int write_sizes(struct ubifs_fs *fs)
 
 int ubifs_rcvry_gc_commit(struct ubifs_fs *fs)
 {
-	/* The kernel: when the GC head has a LEB with room, GC the dirtiest
-	 * LEB into it and keep that LEB as the GC LEB; only without one it
-	 * grabs an empty LEB. GC is not here yet, so an empty LEB is taken
-	 * whenever there is one.
-	 * GC HOOK (h-gc, src/ubifs/ubifs_gc.c): when ubifs_lpt_find_for_index
-	 * below finds nothing, GC into the GC head as ubifs_rcvry_gc_commit
-	 * does (commit first, then GC, the retained LEB becomes gc_lnum). */
+	/* The kernel GCs the dirtiest LEB into the GC head's LEB and keeps
+	 * that one as the GC LEB. We take an empty LEB; when none is left, a
+	 * commit first (its start unmaps the LEBs that are all free + dirty,
+	 * ubifs_gc_start_commit), then look again. GCing into the GC head
+	 * here is not done: with neither an empty nor a freeable LEB the mount
+	 * is refused with the message below. */
 	uint32_t lnum;
 	int err = ubifs_lpt_find_for_index(fs->lpt, &lnum);
+	if (err == -ENOSPC) {
+		err = ubifs_commit(fs);
+		if (!err)
+			err = ubifs_lpt_find_for_index(fs->lpt, &lnum);
+	}
 	if (err == -ENOSPC)
 		return util_err_set(&fs->err, -ENOSPC,
-				    "recovery: no empty LEB for garbage collection (GC during recovery is not "
-				    "implemented yet); mount read-only");
+				    "recovery: no empty or freeable LEB for garbage collection after a commit; "
+				    "mount read-only");
 	if (err)
 		return err;
 	/* taken, not index (it was found as an index LEB) */
