@@ -22,6 +22,8 @@ struct ubifs_size_fix {
 
 struct ubifs_lpt;
 struct ubifs_log;
+struct ubifs_budget;
+struct ubifs_wcache;
 
 struct ubifs_fs {
 	struct ubi_vol_io *vol;
@@ -66,6 +68,8 @@ struct ubifs_fs {
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
+	struct ubifs_budget *budget; /* ubifs_budget.h: space reservations (read-only mounts too: statfs) */
+	struct ubifs_wcache *wcache; /* ubifs_wcache.h: dirty file data not yet in the journal */
 
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */
