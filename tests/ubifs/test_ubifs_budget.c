@@ -133,9 +133,11 @@ static uint64_t rng_next(uint64_t *s)
 /* ---- the model of what the calls accepted ---- */
 struct ment {
 	char path[96];
-	int is_dir;
+	int is_dir; /* 1 directory, 2 other (symlink, fifo), 3 removed */
 	uint32_t id;
 	uint64_t size;
+	uint64_t zero_from; /* grown by truncate: zeros from here (0: not) */
+	int xattr;          /* has user.full = "v" */
 };
 struct model {
 	struct ment *e;
@@ -164,13 +166,24 @@ static void check_model(struct ubikit_fs *fs, const struct model *m, const char 
 	for (size_t i = 0; i < m->n; i++) {
 		const struct ment *x = &m->e[i];
 		struct ubikit_stat st;
-		int err = ubikit_stat(fs, x->path, &st);
+		if (x->is_dir == 3)
+			continue;
+		int err = ubikit_lstat(fs, x->path, &st);
 		if (err)
 			fail_msg("%s: %s: stat %d (accepted by the call, missing after remount)", name, x->path, err);
-		if (x->is_dir) {
+		if (x->is_dir == 1) {
 			assert_true(S_ISDIR(st.mode));
 			dirs++;
 			continue;
+		}
+		if (x->is_dir == 2) {
+			files++;
+			continue;
+		}
+		if (x->xattr) {
+			char v[8];
+			assert_int_equal(ubikit_getxattr(fs, x->path, "user.full", v, sizeof(v)), 1);
+			assert_int_equal(v[0], 'v');
 		}
 		files++;
 		if (st.size != x->size)
@@ -182,7 +195,7 @@ static void check_model(struct ubikit_fs *fs, const struct model *m, const char 
 			ssize_t n = ubikit_pread(f, buf, 65536, off);
 			assert_true(n > 0);
 			for (ssize_t k = 0; k < n; k++)
-				if (buf[k] != content(x->id, off + (uint64_t)k))
+				if (buf[k] != (x->zero_from && off + (uint64_t)k >= x->zero_from ? 0 : content(x->id, off + (uint64_t)k)))
 					fail_msg("%s: %s: byte %llu differs", name, x->path, (unsigned long long)(off + (uint64_t)k));
 			off += (uint64_t)n;
 		}
@@ -192,7 +205,7 @@ static void check_model(struct ubikit_fs *fs, const struct model *m, const char 
 	size_t seen = 0;
 	for (size_t i = 0; i <= m->n; i++) {
 		const char *dpath = i == m->n ? "/" : m->e[i].path;
-		if (i < m->n && !m->e[i].is_dir)
+		if (i < m->n && m->e[i].is_dir != 1)
 			continue;
 		struct ubikit_dir *d;
 		assert_int_equal(ubikit_opendir(fs, dpath, &d), 0);
@@ -201,6 +214,10 @@ static void check_model(struct ubikit_fs *fs, const struct model *m, const char 
 			seen++;
 		ubikit_closedir(d);
 	}
+	size_t removed = 0;
+	for (size_t i = 0; i < m->n; i++)
+		removed += m->e[i].is_dir == 3;
+	(void)removed;
 	assert_int_equal(seen, dirs - 1 + files);
 	free(buf);
 }
@@ -294,11 +311,51 @@ static void fill(const char *name, const char *mkfs_args, uint64_t big_max, uint
 		}
 		assert_int_equal(ubikit_close(f), 0);
 	}
+	/* the file system is full: a deletion must work; every other change
+	 * either fits or answers ENOSPC at once, and nothing is lost */
+	size_t vi = m.n, bg = m.n;
+	for (size_t i = 0; i < m.n; i++) {
+		if (!m.e[i].is_dir && m.e[i].size > 0 && m.e[i].size < 6000 && vi == m.n)
+			vi = i;
+		else if (!m.e[i].is_dir && m.e[i].size > 0 && bg == m.n)
+			bg = i;
+	}
+	assert_true(vi < m.n && bg < m.n);
+	int err = ubikit_unlink(fs, m.e[vi].path);
+	if (err)
+		fail_msg("%s: unlink on a full file system: %d %s", name, err, ubikit_errmsg(fs));
+	m.e[vi].is_dir = 3;
+	unsigned at_full_ok = 0, at_full_enospc = 0;
+#define AT_FULL(call, on_ok)                                                                                           \
+	do {                                                                                                           \
+		int e_ = (call);                                                                                       \
+		if (e_ == 0) {                                                                                         \
+			at_full_ok++;                                                                                  \
+			on_ok;                                                                                         \
+		} else if (e_ == -ENOSPC) {                                                                            \
+			at_full_enospc++;                                                                              \
+		} else {                                                                                               \
+			fail_msg("%s: %s at full: %d %s", name, #call, e_, ubikit_errmsg(fs));                         \
+		}                                                                                                      \
+	} while (0)
+	char bigp[96], newp[96];
+	snprintf(bigp, sizeof(bigp), "%s", m.e[bg].path);
+	AT_FULL(ubikit_symlink(fs, bigp, "/full_sl"), m_add(&m, "/full_sl", 2, 0));
+	AT_FULL(ubikit_mknod(fs, "/full_fifo", S_IFIFO | 0644, 0, 0), m_add(&m, "/full_fifo", 2, 0));
+	AT_FULL(ubikit_mkdir(fs, "/full_dir", 0755), m_add(&m, "/full_dir", 1, 0));
+	AT_FULL(ubikit_setxattr(fs, bigp, "user.full", "v", 1, 0), m.e[bg].xattr = 1);
+	AT_FULL(ubikit_truncate(fs, bigp, m.e[bg].size + 10000), (m.e[bg].zero_from = m.e[bg].size, m.e[bg].size += 10000));
+	AT_FULL(ubikit_link(fs, bigp, "/full_link"), m_add(&m, "/full_link", 2, 0));
+	snprintf(newp, sizeof(newp), "%.90s_r", bigp);
+	AT_FULL(ubikit_rename(fs, bigp, newp, 0), snprintf(m.e[bg].path, sizeof(m.e[bg].path), "%s", newp));
+	printf("  %s at full: unlink ok; symlink, mknod, mkdir, setxattr, truncate-grow, link, rename: %u done, %u "
+	       "ENOSPC\n",
+	       name, at_full_ok, at_full_enospc);
 	struct ubikit_statfs st1;
 	assert_int_equal(ubikit_statfs(fs, &st1), 0);
 	struct ubifs_budget_info bi;
 	ubifs_budget_get_info(fs_ubifs(fs), &bi);
-	int err = ubikit_unmount(fs);
+	err = ubikit_unmount(fs);
 	if (err)
 		fail_msg("%s: unmount: %d (ENOSPC must come at the write)", name, err);
 	assert_int_equal(ubi_flat_close(&vol), 0);
