@@ -311,8 +311,10 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
 		if (!err && t->b.nlink == 0)
 			err = ubifs_jnl_delete_inode(fs, &t->b, cmt_no);
-		if (!err)
+		if (!err && t->b.nlink == 0) {
+			ubifs_wcache_drop_deleted(fs, t->b.inum);
 			ubifs_budget_deleted(fs);
+		}
 	}
 	ubifs_release_budget(fs, &req);
 	free(t);
@@ -524,6 +526,8 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 		err = ubifs_jnl_write_inode(fs, &r->old_ino);
 	if (!err && have_new && r->new_ino.nlink == 0)
 		err = ubifs_jnl_delete_inode(fs, &r->new_ino, cmt_no);
+	if (!err && have_new && r->new_ino.nlink == 0)
+		ubifs_wcache_drop_deleted(fs, r->new_ino.inum);
 out:
 	ubifs_release_budget(fs, &req);
 	free(r);

@@ -243,6 +243,17 @@ void ubifs_wcache_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size)
 	r->size = size;
 }
 
+void ubifs_wcache_drop_deleted(struct ubifs_fs *fs, uint64_t inum)
+{
+	struct wc_ino *r = find_rec(fs->wcache, inum);
+	if (!r)
+		return;
+	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_INO_KEY, 0);
+	uint32_t len;
+	if (ubifs_tnc_lookup(fs, &k, fs->nbuf, &len) == -ENOENT)
+		unlink_rec(fs, r);
+}
+
 void ubifs_wcache_times_written(struct ubifs_fs *fs, uint64_t inum)
 {
 	struct wc_ino *r = find_rec(fs->wcache, inum);

@@ -54,6 +54,10 @@ int ubifs_wcache_block(const struct ubifs_fs *fs, uint64_t inum, uint32_t block,
 /* The size of inum changes to size (truncate, either way): blocks beyond
  * dropped (budgets given back), the last one cut. */
 void ubifs_wcache_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size);
+/* inum was just deleted: if it left the index (no orphan keeps it), its
+ * cached blocks and their budgets go now (kernel: evict truncates the
+ * page cache). */
+void ubifs_wcache_drop_deleted(struct ubifs_fs *fs, uint64_t inum);
 /* The inode's times were just written with explicit values (setattr):
  * forget the cached ones. */
 void ubifs_wcache_times_written(struct ubifs_fs *fs, uint64_t inum);

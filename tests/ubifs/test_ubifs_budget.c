@@ -600,6 +600,24 @@ static void t_writeback(void **s)
 	assert_int_equal(ubikit_ftruncate(c, 30000), 0);
 	assert_int_equal(ubikit_pwrite(c, "q", 1, 25000), 1);
 
+	/* 3b. a deleted file's cached blocks and their budgets go at once */
+	assert_int_equal(ubikit_fsync(c), 0);
+	struct ubifs_budget_info b0, b1, b2;
+	ubifs_budget_get_info(u, &b0);
+	struct ubikit_file *d;
+	assert_int_equal(ubikit_open(fs, "/d", O_CREAT | O_RDWR, 0644, &d), 0);
+	fill_buf(buf, 200 * 1024, 4, 0);
+	assert_int_equal(ubikit_write(d, buf, 200 * 1024), 200 * 1024);
+	ubikit_close(d);
+	ubifs_budget_get_info(u, &b1);
+	assert_true(b1.data_growth + b1.dd_growth >= b0.data_growth + b0.dd_growth + 50 * 4144);
+	assert_int_equal(ubikit_unlink(fs, "/d"), 0);
+	ubifs_budget_get_info(u, &b2);
+	assert_int_equal(b2.data_growth + b2.dd_growth, b0.data_growth + b0.dd_growth);
+	ubifs_wcache_get_stats(u, &ws);
+	assert_int_equal(ws.dirty_bytes, 0);
+	assert_int_equal(ubikit_stat(fs, "/d", &st), -ENOENT);
+
 	/* 4. sync writes everything; unmount keeps it */
 	spy.writes = 0;
 	assert_int_equal(ubikit_pwrite(a, "hello", 5, 50), 5);
