@@ -3,7 +3,8 @@
  *  - fill: small mkfs.ubifs devices of three geometries are filled with
  *    small and large files and directories until the file system is full.
  *    ENOSPC may only come from a write, create or mkdir call (a write may
- *    take fewer bytes first); fsync, close and unmount must succeed. A
+ *    take fewer bytes first); fsync, sync, close and unmount must succeed;
+ *    at full, unlink works and the other changes fit or say ENOSPC. A
  *    model records every byte and name the calls accepted; after unmount a
  *    read-only mount must show exactly that, and the LPT must equal a scan
  *    of the flash (ubifs_lpt_check, the kernel's rules).
@@ -271,18 +272,34 @@ static void fill(const char *name, const char *mkfs_args, uint64_t big_max, uint
 			ndirs++;
 			continue;
 		}
-		snprintf(path, sizeof(path), "%.80s/f%u", parent, op);
 		struct ubikit_file *f = NULL;
-		int err = ubikit_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0644, &f);
-		if (err == -ENOSPC) {
-			enospc_create++;
-			continue;
+		struct ment *x;
+		uint64_t want;
+		int err;
+		if (r < 20 && nfiles) {
+			/* append to a file made earlier */
+			size_t k = rng_next(&rng) % m.n;
+			while (m.e[k].is_dir)
+				k = (k + 1) % m.n;
+			x = &m.e[k];
+			snprintf(path, sizeof(path), "%s", x->path);
+			err = ubikit_open(fs, path, O_WRONLY | O_APPEND, 0, &f);
+			if (err)
+				fail_msg("%s: open %s: %d %s", name, path, err, ubikit_errmsg(fs));
+			want = x->size + 1 + rng_next(&rng) % 20000;
+		} else {
+			snprintf(path, sizeof(path), "%.80s/f%u", parent, op);
+			err = ubikit_open(fs, path, O_CREAT | O_EXCL | O_WRONLY, 0644, &f);
+			if (err == -ENOSPC) {
+				enospc_create++;
+				continue;
+			}
+			if (err)
+				fail_msg("%s: create %s: %d %s", name, path, err, ubikit_errmsg(fs));
+			x = m_add(&m, path, 0, op);
+			nfiles++;
+			want = r < 75 ? 1 + rng_next(&rng) % 6000 : 65536 + rng_next(&rng) % big_max;
 		}
-		if (err)
-			fail_msg("%s: create %s: %d %s", name, path, err, ubikit_errmsg(fs));
-		struct ment *x = m_add(&m, path, 0, op);
-		nfiles++;
-		uint64_t want = r < 75 ? 1 + rng_next(&rng) % 6000 : 65536 + rng_next(&rng) % big_max;
 		while (x->size < want) {
 			size_t len = 1 + (size_t)(rng_next(&rng) % 40000);
 			if (len > want - x->size)
@@ -310,6 +327,11 @@ static void fill(const char *name, const char *mkfs_args, uint64_t big_max, uint
 					 ubikit_errmsg(fs));
 		}
 		assert_int_equal(ubikit_close(f), 0);
+		if (op % 25 == 24) {
+			err = ubikit_sync(fs); /* a commit: never ENOSPC either */
+			if (err)
+				fail_msg("%s: sync: %d %s", name, err, ubikit_errmsg(fs));
+		}
 	}
 	/* the file system is full: a deletion must work; every other change
 	 * either fits or answers ENOSPC at once, and nothing is lost */
