@@ -41,7 +41,9 @@ int ubifs_budget_open(struct ubifs_fs *fs, struct ubifs_budget **out)
 	b->inode_budget = UBIFS_INO_NODE_SZ;
 	b->dent_budget = UBIFS_DENT_NODE_SZ + UBIFS_MAX_NLEN + 1; /* UBIFS_MAX_DENT_NODE_SZ */
 	b->max_idx_node_sz = ubifs_align8(ubifs_idx_node_len(fs->fanout));
-	b->idx_leb_size = fs->leb_size - b->max_idx_node_sz;
+	/* a fanout whose index node fills the LEB passes the superblock check:
+	 * keep the divisor positive */
+	b->idx_leb_size = fs->leb_size > b->max_idx_node_sz ? fs->leb_size - b->max_idx_node_sz : 8;
 	b->dark_wm = (UBIFS_MAX_NODE_SZ + fs->min_io_size - 1) / fs->min_io_size * fs->min_io_size;
 	b->leb_overhead = fs->leb_size % b->page_budget;
 	b->main_bytes = (uint64_t)fs->main_lebs * fs->leb_size;
