@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 
 int bench_device(struct bench_ctx *ctx, struct flash_dev **out)
@@ -15,11 +16,12 @@ int bench_device(struct bench_ctx *ctx, struct flash_dev **out)
 
 void bench_phase_begin(struct bench_ctx *ctx, struct bench_phase *ph, const char *phase, struct flash_dev *dev)
 {
-	(void)ctx;
 	memset(ph, 0, sizeof(*ph));
 	ph->phase = phase;
 	ph->compressor = "none";
 	ph->dev = dev;
+	if (ctx->phase_hook)
+		ctx->phase_hook(ctx->phase_hook_arg, ph, 0);
 	if (dev)
 		flash_sim_get_stats(dev, &ph->fs0);
 	clock_gettime(CLOCK_MONOTONIC, &ph->wall0);
@@ -35,6 +37,20 @@ void bench_phase_extra(struct bench_phase *ph, const char *key, double value)
 	}
 }
 
+/* s as the inside of a JSON string. */
+static void json_str(FILE *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+}
+
 static double tv_s(struct timeval t)
 {
 	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
@@ -44,6 +60,8 @@ void bench_phase_end(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t use
 {
 	struct rusage ru1;
 	struct timespec wall1;
+	if (ctx->phase_hook)
+		ctx->phase_hook(ctx->phase_hook_arg, ph, 1);
 	getrusage(RUSAGE_SELF, &ru1);
 	clock_gettime(CLOCK_MONOTONIC, &wall1);
 	double cpu = tv_s(ru1.ru_utime) - tv_s(ph->ru0.ru_utime) + tv_s(ru1.ru_stime) - tv_s(ph->ru0.ru_stime);
@@ -97,11 +115,16 @@ void bench_phase_end(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t use
 			(double)cfg.timing.block_erase_ns / 1e3, (double)cfg.timing.bus_bytes_per_sec / 1e6,
 			ph->compressor);
 		for (unsigned i = 0; i < ph->nextra; i++)
-			fprintf(o, ", \"%s\": %.6g", ph->extra_key[i], ph->extra_val[i]);
+			fprintf(o, ", \"%s\": %.12g", ph->extra_key[i], ph->extra_val[i]);
+		if (ph->error[0]) {
+			fprintf(o, ", \"completed\": false, \"error\": \"");
+			json_str(o, ph->error);
+			fprintf(o, "\"");
+		}
 		fprintf(o, "}\n");
 	} else {
 		if (!ctx->records)
-			fprintf(o, "%-14s %-10s %8s %10s %10s %8s %7s %10s %21s %9s\n", "workload", "phase", "cpu_s",
+			fprintf(o, "%-14s %-18s %8s %10s %10s %8s %7s %10s %21s %9s\n", "workload", "phase", "cpu_s",
 				"read_MiB", "prog_MiB", "erases", "WA", "sim_s", "EC min/max/mean/sd", "rss_MiB");
 		char wa[16];
 		if (user_bytes)
@@ -110,10 +133,25 @@ void bench_phase_end(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t use
 			snprintf(wa, sizeof(wa), "-");
 		char ec[48];
 		snprintf(ec, sizeof(ec), "%u/%u/%.2f/%.2f", ws.min, ws.max, ws.mean, ws.stddev);
-		fprintf(o, "%-14s %-10s %8.3f %10.2f %10.2f %8" PRIu64 " %7s %10.3f %21s %9.1f\n", ctx->workload,
+		fprintf(o, "%-14s %-18s %8.3f %10.2f %10.2f %8" PRIu64 " %7s %10.3f %21s %9.1f\n", ctx->workload,
 			ph->phase, cpu, (double)d.bytes_read / 1048576.0, (double)d.bytes_programmed / 1048576.0,
 			d.erases, wa, (double)d.sim_time_ns / 1e9, ec, (double)rss / 1024.0);
+		for (unsigned i = 0; i < ph->nextra; i++)
+			fprintf(o, "%-14s %-18s   %s = %.12g\n", "", "", ph->extra_key[i], ph->extra_val[i]);
+		if (ph->error[0])
+			fprintf(o, "%-14s %-18s   FAILED: %s\n", "", "", ph->error);
 	}
 	fflush(o);
 	ctx->records++;
+}
+
+void bench_phase_fail(struct bench_ctx *ctx, struct bench_phase *ph, uint64_t user_bytes, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ph->error, sizeof(ph->error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ubikit bench: %s: %s failed: %s, after %" PRIu64 " bytes of user data\n", ctx->workload,
+		ph->phase, ph->error, user_bytes);
+	bench_phase_end(ctx, ph, user_bytes);
 }

@@ -14,16 +14,21 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ubikit bench [--json] [WORKLOAD...]\n"
+	fprintf(out, "usage: ubikit bench [--json] [--short] [WORKLOAD...|all]\n"
 		     "       ubikit bench --list\n\n"
 		     "Run benchmark workloads on a simulated flash in RAM (default device: SLC NAND,\n"
 		     "256 MiB, PEB 128 KiB, page 2048 + 64 OOB; page read 25 us, page program 200 us,\n"
-		     "block erase 1.5 ms, bus 40 MB/s). Without WORKLOAD, all run. Each measured\n"
-		     "phase prints CPU time, flash counters, write amplification, simulated device\n"
-		     "time, erase-count spread and peak RSS.\n\n"
+		     "block erase 1.5 ms, bus 40 MB/s). 'all' runs BENCH.md's w1..w7; without\n"
+		     "WORKLOAD every workload of --list runs. w1..w7 start from a freshly\n"
+		     "formatted device: UBI, one volume, an empty UBIFS (made by mkfs.ubifs, lzo).\n"
+		     "Each measured phase prints CPU time, flash counters, write amplification,\n"
+		     "simulated device time, erase-count spread and peak RSS; a phase that fails\n"
+		     "prints its record so far with the error and the bytes written before it.\n\n"
 		     "  --json       one JSON object per phase (default: a table)\n"
 		     "  --list       list the workloads\n"
 		     "  --size SIZE  device size (default 256MiB; PEB 128KiB)\n"
+		     "  --short      w1..w7 at a small scale (seconds; for tests, see docs/bench.md)\n"
+		     "  --subpage N  NAND sub-page size (default: none, = page size; nandsim's is 512)\n"
 		     "  --no-fork    run workloads in this process (default: one child process\n"
 		     "               each, so peak RSS is per workload)\n");
 }
@@ -82,7 +87,7 @@ int cmd_bench(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"json", 0, 0, 'j'}, {"list", 0, 0, 'l'}, {"help", 0, 0, 'h'},
-		{"size", 1, 0, 's'}, {"no-fork", 0, 0, 'F'}, {0, 0, 0, 0},
+		{"size", 1, 0, 's'}, {"no-fork", 0, 0, 'F'}, {"short", 0, 0, 'S'}, {"subpage", 1, 0, 'P'}, {0, 0, 0, 0},
 	};
 	struct bench_ctx ctx = {0};
 	ctx.out = stdout;
@@ -103,6 +108,21 @@ int cmd_bench(int argc, char **argv)
 		case 'F':
 			use_fork = false;
 			break;
+		case 'S':
+			ctx.short_scale = true;
+			break;
+		case 'P': {
+			char why[256];
+			struct flash_geometry g = ctx.device.geo;
+			if (util_parse_size(optarg, &size) || size > g.page_size ||
+			    (g.subpage_size = (uint32_t)size, flash_sim_check_geometry(&g, why, sizeof(why)))) {
+				fprintf(stderr, "ubikit bench: --subpage %s: not a sub-page size of %u-byte pages\n", optarg,
+					g.page_size);
+				return 2;
+			}
+			ctx.device.geo.subpage_size = (uint32_t)size;
+			break;
+		}
 		case 's':
 			if (util_parse_size(optarg, &size) || !size || size % ctx.device.geo.peb_size ||
 			    size / ctx.device.geo.peb_size > UINT32_MAX) {
@@ -127,7 +147,7 @@ int cmd_bench(int argc, char **argv)
 		return 0;
 	}
 	for (int i = optind; i < argc; i++)
-		if (!find(argv[i])) {
+		if (strcmp(argv[i], "all") && !find(argv[i])) {
 			fprintf(stderr, "ubikit bench: unknown workload '%s' (see 'ubikit bench --list')\n", argv[i]);
 			return 2;
 		}
@@ -136,8 +156,15 @@ int cmd_bench(int argc, char **argv)
 		for (const struct bench_workload *w = bench_workloads; w->name; w++)
 			status |= run_one(&ctx, w, use_fork);
 	} else {
-		for (int i = optind; i < argc; i++)
-			status |= run_one(&ctx, find(argv[i]), use_fork);
+		for (int i = optind; i < argc; i++) {
+			if (strcmp(argv[i], "all")) {
+				status |= run_one(&ctx, find(argv[i]), use_fork);
+				continue;
+			}
+			for (const struct bench_workload *w = bench_workloads; w->name; w++)
+				if (w->name[0] == 'w' && w->name[1] >= '1' && w->name[1] <= '7' && !w->name[2])
+					status |= run_one(&ctx, w, use_fork);
+		}
 	}
 	return status;
 }
