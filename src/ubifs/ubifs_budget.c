@@ -166,8 +166,17 @@ void ubifs_budget_statfs(const struct ubifs_fs *fs, uint64_t *blocks, uint64_t *
 	*bavail = free_b > rp ? (uint64_t)(free_b - rp) >> UBIFS_BLOCK_SHIFT : 0;
 }
 
-/* kernel do_budget_space, with one difference while no GC exists: dirty
- * space is not available (only GC could reclaim it) */
+/* what the budget may promise: the kernel's available space, less the
+ * dirty space while no GC exists (only GC could reclaim it) */
+static int64_t budget_available(const struct ubifs_fs *fs, uint32_t min_idx, const struct ubifs_lp_stats *st)
+{
+	int64_t avail = ubifs_calc_available(fs, min_idx);
+	if (!fs->budget->gc)
+		avail -= (int64_t)st->total_dirty;
+	return avail;
+}
+
+/* kernel do_budget_space (with budget_available) */
 static int do_budget_space(struct ubifs_fs *fs)
 {
 	struct ubifs_budget *b = fs->budget;
@@ -177,9 +186,7 @@ static int do_budget_space(struct ubifs_fs *fs)
 	int64_t rsvd = min_idx > st.idx_lebs ? (int64_t)(min_idx - st.idx_lebs) : 0;
 	if (rsvd > idx_lebs_avail(fs, &st))
 		return -ENOSPC; /* out of indexing space */
-	int64_t avail = ubifs_calc_available(fs, min_idx);
-	if (!b->gc)
-		avail -= (int64_t)st.total_dirty;
+	int64_t avail = budget_available(fs, min_idx, &st);
 	int64_t outstanding = b->data_growth + b->dd_growth;
 	if (avail < outstanding)
 		return -ENOSPC;
@@ -278,11 +285,14 @@ int ubifs_budget_space(struct ubifs_fs *fs, struct ubifs_budget_req *req)
 			if (b->can_use_rp || b->rp_size == 0)
 				b->nospace_rp = 1;
 			b->enospc++;
+			struct ubifs_lp_stats st;
+			ubifs_lpt_stats(fs->lpt, &st);
 			return util_err_set(&fs->err, -ENOSPC,
-					    "no space left: %lld bytes outstanding, %lld available after write-back and "
-					    "commit (budget)",
-					    (long long)(b->data_growth + b->dd_growth + data + dd),
-					    (long long)ubifs_calc_available(fs, ubifs_calc_min_idx_lebs(fs)));
+					    "no space left: %lld bytes wanted (%lld outstanding), %lld available after "
+					    "write-back and commit%s (budget)",
+					    (long long)(data + dd), (long long)(b->data_growth + b->dd_growth),
+					    (long long)budget_available(fs, ubifs_calc_min_idx_lebs(fs), &st),
+					    b->gc ? "" : "; dirty space not counted: no garbage collection");
 		}
 		return err;
 	}
