@@ -112,6 +112,8 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 		if (!err)
 			err = ubifs_read_inode(fs->ubifs, ino, &f->ino);
 	}
+	if (!err)
+		err = ubifs_open_ref(fs->ubifs, ino); /* an unlinked open file lives on until closed */
 	if (err) {
 		free(f);
 		return err;
@@ -148,8 +150,9 @@ ssize_t ubikit_read(struct ubikit_file *f, void *buf, size_t len)
 
 int ubikit_close(struct ubikit_file *f)
 {
+	int err = f ? ubifs_close_ref(f->fs->ubifs, f->ino.inum) : 0;
 	free(f);
-	return 0;
+	return err;
 }
 
 ssize_t ubikit_pread_ino(struct ubikit_fs *fs, uint64_t ino, void *buf, size_t len, uint64_t off)

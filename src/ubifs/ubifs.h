@@ -186,5 +186,16 @@ int ubifs_removexattr(struct ubifs_fs *fs, uint64_t inum, const char *name);
 int ubifs_sync(struct ubifs_fs *fs);
 /* Write out the heads holding nodes of this inode (fsync). */
 int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum);
+/* An inode opened / closed (the VFS's reference): an inode that loses its
+ * last link while open lives on as an orphan until its last close (or the
+ * unmount). No-ops on read-only mounts. */
+int ubifs_open_ref(struct ubifs_fs *fs, uint64_t inum);
+int ubifs_close_ref(struct ubifs_fs *fs, uint64_t inum);
+
+/* Consistency check as strict as the kernel's self-checks (index, leaves,
+ * link counts, sizes, xattr accounting, orphans, then the LPT against the
+ * flash). 0, or -EUCLEAN with the place and the expectation in
+ * ubifs_errmsg(). Mounted file systems, read-only or read-write. */
+int ubifs_check(struct ubifs_fs *fs);
 
 #endif

@@ -19,6 +19,7 @@
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
+#include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_priv.h"
 #include "ubifs/ubifs_tnc_commit.h"
 #include "ubifs/ubifs_wbuf.h"
@@ -61,6 +62,10 @@ int ubifs_commit(struct ubifs_fs *fs)
 	err = ubifs_lpt_commit(fs->lpt, &lpos);
 	if (err)
 		goto out;
+	int no_orphs = 1; /* the orphan area, between the LPT and the master (kernel order) */
+	err = ubifs_orph_commit(fs, &no_orphs);
+	if (err)
+		goto out;
 	struct ubifs_lp_stats st;
 	ubifs_lpt_stats(fs->lpt, &st);
 	struct ubifs_mst_node *m = &fs->mst;
@@ -88,7 +93,10 @@ int ubifs_commit(struct ubifs_fs *fs)
 	m->total_used = st.total_used;
 	m->total_dead = st.total_dead;
 	m->total_dark = st.total_dark;
-	m->flags |= UBIFS_MST_NO_ORPHS; /* no orphans are kept yet */
+	if (no_orphs)
+		m->flags |= UBIFS_MST_NO_ORPHS;
+	else
+		m->flags &= ~UBIFS_MST_NO_ORPHS;
 	err = ubifs_log_end_commit(fs->log, new_ltail);
 	if (!err)
 		err = ubifs_master_write(fs);

@@ -15,6 +15,7 @@
 
 #include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_priv.h"
 #include "ubifs/ubifs_wcache.h"
 
@@ -310,9 +311,9 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		uint64_t cmt_no = fs->cmt_no;
 		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
 		if (!err && t->b.nlink == 0)
-			err = ubifs_jnl_delete_inode(fs, &t->b, cmt_no);
+			err = ubifs_orph_last_link(fs, &t->b, cmt_no);
 		if (!err && t->b.nlink == 0) {
-			ubifs_wcache_drop_deleted(fs, t->b.inum);
+			ubifs_wcache_drop_deleted(fs, t->b.inum); /* unless an open file keeps it */
 			ubifs_budget_deleted(fs);
 		}
 	}
@@ -525,7 +526,7 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 	if (!err)
 		err = ubifs_jnl_write_inode(fs, &r->old_ino);
 	if (!err && have_new && r->new_ino.nlink == 0)
-		err = ubifs_jnl_delete_inode(fs, &r->new_ino, cmt_no);
+		err = ubifs_orph_last_link(fs, &r->new_ino, cmt_no);
 	if (!err && have_new && r->new_ino.nlink == 0)
 		ubifs_wcache_drop_deleted(fs, r->new_ino.inum);
 out:

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
@@ -356,7 +357,8 @@ out:
 
 int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
 {
-	int last_ref = ino->nlink == 0;
+	/* an open orphan keeps its inode (nlink 0) in the index until its last close */
+	int last_ref = ino->nlink == 0 && !ubifs_orph_is_orphan(fs->orph, ino->inum);
 	uint32_t len = UBIFS_INO_NODE_SZ + (last_ref ? 0 : ino->data_len);
 	uint8_t *buf = calloc(1, len + 8);
 	if (!buf)

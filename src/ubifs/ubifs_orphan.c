@@ -43,7 +43,9 @@ static int do_kill_orphans(struct ubifs_fs *fs, struct ubifs_sleb *sleb, uint64_
 			/* an inode re-linked since (O_TMPFILE + linkat) survives */
 			if (!err && get_le32(fs->nbuf + 92) == 0) {
 				struct ubifs_key hi = {(uint32_t)inum, 0xFFFFFFFFu};
-				err = ubifs_tnc_remove_range(fs, &k, &hi);
+				/* read-only: Linux 6.1's view (its xattr inodes stay); read-write:
+				 * the xattr inodes go too, so the result passes the kernel's checks */
+				err = fs->read_only ? ubifs_tnc_remove_range(fs, &k, &hi) : ubifs_tnc_remove_ino(fs, (uint32_t)inum);
 				if (err)
 					return err;
 				fs->orphans_killed++;

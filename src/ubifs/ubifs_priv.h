@@ -70,6 +70,7 @@ struct ubifs_fs {
 	uint64_t stat_bytes_written;
 	struct ubifs_budget *budget; /* ubifs_budget.h: space reservations (read-only mounts too: statfs) */
 	struct ubifs_wcache *wcache; /* ubifs_wcache.h: dirty file data not yet in the journal */
+	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
 
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */

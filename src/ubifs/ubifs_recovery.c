@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_recovery_write.h"
 #include "util/util_endian.h"
 
 static uint32_t align_up(uint32_t x, uint32_t a)
@@ -123,6 +124,12 @@ int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct 
 		sleb->endpt = fs->leb_size;
 	if (cut || sleb->nodes_cnt != nodes_before)
 		fs->recovered_lebs++;
+	if (!fs->read_only) {
+		/* read-write: the LEB is rewritten with its good part (kernel fix_unclean_leb) */
+		err = ubifs_rcvry_fix_leb(fs, sleb, start);
+		if (err)
+			goto fail;
+	}
 	return 0;
 fail:
 	ubifs_sleb_free(sleb);

@@ -15,6 +15,8 @@
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
+#include "ubifs/ubifs_orphan_write.h"
+#include "ubifs/ubifs_recovery_write.h"
 #include "ubifs/ubifs_priv.h"
 #include "ubifs/ubifs_wcache.h"
 
@@ -26,6 +28,8 @@ static void fs_free(struct ubifs_fs *fs)
 	ubifs_budget_close(fs->budget);
 	ubifs_jnl_close(fs->jnl);
 	fs->jnl = NULL;
+	ubifs_orph_close(fs->orph);
+	fs->orph = NULL;
 	ubifs_log_close(fs->log);
 	ubifs_lpt_close(fs->lpt);
 	ubifs_tnc_destroy(fs);
@@ -41,10 +45,6 @@ static void fs_free(struct ubifs_fs *fs)
  * noticed at the next mount). */
 static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 {
-	if (fs->need_recovery)
-		return util_err_set(&fs->err, -EOPNOTSUPP,
-				    "mount: the file system was not unmounted cleanly; read-write recovery is not "
-				    "implemented yet, mount read-only");
 	if (fs->sb.flags & UBIFS_FLG_SPACE_FIXUP)
 		return util_err_set(&fs->err, -EOPNOTSUPP,
 				    "mount: the superblock asks for the free-space fixup (mkfs.ubifs -F), not "
@@ -66,11 +66,23 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 		if (err)
 			return err;
 	}
+	if (fs->need_recovery) {
+		/* kernel: the recovered master written back, then the index and
+		 * LPT heads cleaned of a half-written commit */
+		if (fs->mst_recovered)
+			err = ubifs_rcvry_write_master(fs);
+		if (!err)
+			err = ubifs_rcvry_inl_heads(fs);
+		if (err)
+			return err;
+	}
 	err = ubifs_log_open(fs, &fs->log);
 	if (!err)
 		err = ubifs_jnl_open(fs, &fs->jnl);
 	if (err)
 		return err;
+	if (fs->need_recovery)
+		return 0; /* the master says DIRTY already */
 	fs->mst.flags |= UBIFS_MST_DIRTY;
 	return ubifs_master_write(fs);
 }
@@ -89,6 +101,13 @@ static int rw_finish(struct ubifs_fs *fs)
 	if (next == ltail)
 		return util_err_set(&fs->err, -EOPNOTSUPP,
 				    "mount: the log is full (consolidating it is not implemented yet); mount read-only");
+	int err = ubifs_orph_open(fs, &fs->orph);
+	if (err)
+		return err;
+	/* after an unclean unmount: a GC LEB taken anew and a commit, which makes
+	 * the killed orphans and fixed sizes part of the index */
+	if (fs->need_recovery)
+		return ubifs_rcvry_gc_commit(fs);
 	/* kernel ubifs_clear_orphans: a clean file system has no orphans */
 	for (uint32_t lnum = fs->orph_first; lnum <= fs->orph_last; lnum++) {
 		int e = ubifs_leb_unmap(fs, lnum);
@@ -96,7 +115,7 @@ static int rw_finish(struct ubifs_fs *fs)
 			return e;
 	}
 	fs->gc_lnum = fs->mst.gc_lnum;
-	int err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
+	err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
 	if (!err)
 		err = ubifs_leb_unmap(fs, fs->gc_lnum);
 	return err;
@@ -159,6 +178,11 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	err = ubifs_mount_orphans(fs);
 	if (err)
 		goto fail;
+	if (fs->need_recovery) {
+		err = ubifs_recover_size(fs);
+		if (err)
+			goto fail;
+	}
 	if (!read_only) {
 		err = rw_finish(fs);
 		if (!err)
@@ -167,11 +191,6 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 			goto fail;
 	}
 	ubifs_budget_mounted(fs); /* kernel: min_idx_lebs after the replay */
-	if (fs->need_recovery) {
-		err = ubifs_recover_size(fs);
-		if (err)
-			goto fail;
-	}
 	struct ubifs_inode *root = malloc(sizeof(*root));
 	if (!root) {
 		err = -ENOMEM;
@@ -204,7 +223,9 @@ static int unmount(struct ubifs_fs *fs, int commit)
 {
 	int err = 0;
 	if (fs && !fs->read_only && !fs->ro_error) {
-		err = ubifs_wcache_flush_all(fs); /* cached data first, as the kernel's sync before put_super */
+		err = ubifs_orph_unmount(fs); /* files still open: their orphans are deleted first */
+		if (!err)
+			err = ubifs_wcache_flush_all(fs); /* cached data, as the kernel's sync before put_super */
 		if (!err)
 			err = commit ? ubifs_commit(fs) : ubifs_jnl_sync_all(fs);
 		if (!err) {

@@ -2,7 +2,8 @@
  * per inode a record (in-memory size and times, the inode's budget) and
  * its dirty blocks sorted by block number, each holding its own budget.
  * Write-back goes through the journal (ubifs_jnl_write_data, then
- * ubifs_jnl_write_inode) and gives the budgets back. */
+ * ubifs_jnl_write_inode, also for an open unlinked file: its size must
+ * cover its data) and gives the budgets back. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,7 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 	/* keep what was not written (an error stops the write-back) */
 	memmove(r->pages, r->pages + i, (r->cnt - i) * sizeof(*r->pages));
 	r->cnt -= i;
-	if (!err && ui->nlink) /* the kernel does not write inodes without links */
+	if (!err) /* an open unlinked file (orphan) keeps its inode: the journal knows */
 		err = ubifs_jnl_write_inode(fs, ui);
 	if (!err)
 		unlink_rec(fs, r);

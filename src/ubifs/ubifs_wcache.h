@@ -13,8 +13,8 @@
  *    first dirty block of an inode also budgets the inode: dirtied_ino);
  *    a write stops at the first block that does not fit: a short count, or
  *    -ENOSPC when no byte was taken;
- *  - write-back writes the blocks in order, then the inode (unless it has
- *    no links), and gives their budgets back; a write-back never needs new
+ *  - write-back writes the blocks in order, then the inode, and gives
+ *    their budgets back; a write-back never needs new
  *    space reservations, so it cannot fail for space;
  *  - it runs on fsync (that inode), sync, unmount, when the dirty bytes
  *    reach the bound, and when the budget asks for space;

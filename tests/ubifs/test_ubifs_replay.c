@@ -160,6 +160,11 @@ static int run_case(const struct case_def *c, struct ubifs_fs_info *info_out)
 	int lost = tm_lost_inodes(fs, c->name);
 	if (lost)
 		same = -1;
+	/* the consistency checker must find nothing in what the kernel made */
+	if (ubifs_check(fs_ubifs(fs))) {
+		fprintf(stderr, "%s: ubifs_check: %s\n", c->name, ubifs_errmsg(fs_ubifs(fs)));
+		same = -1;
+	}
 	if (same && !c->collect)
 		fail_msg("%s: our view differs from the kernel's", c->name);
 	assert_int_equal(info.need_recovery, c->unclean);

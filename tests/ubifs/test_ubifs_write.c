@@ -61,6 +61,8 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 					fail_msg("%s round %d: commit: %s", name, round, ubifs_errmsg(fs));
 				if (ubifs_lpt_check(fs->lpt))
 					fail_msg("%s round %d, LPT after a commit: %s", name, round, ubifs_errmsg(fs));
+				if (ubifs_check(fs))
+					fail_msg("%s round %d, ubifs_check after a commit: %s", name, round, ubifs_errmsg(fs));
 			}
 		}
 		if (wm_check(m, fs, why, sizeof(why)))
@@ -83,6 +85,8 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 			fail_msg("%s round %d, after replay: %s", name, round, why);
 		if (ubifs_lpt_check(fs->lpt))
 			fail_msg("%s round %d, LPT after the unmount commit: %s", name, round, ubifs_errmsg(fs));
+		if (ubifs_check(fs))
+			fail_msg("%s round %d, ubifs_check after remount: %s", name, round, ubifs_errmsg(fs));
 
 		unsigned nops, files;
 		uint64_t bytes;

@@ -1,0 +1,350 @@
+/* ubifs_check — a consistency check of a mounted UBIFS as strict as the
+ * kernel's own self-checks (debug.c dbg_check_idx_size / dbg_check_tnc /
+ * dbg_check_filesystem, orphan.c dbg_check_orphans; facts only), plus the
+ * LPT check (ubifs_lpt_check, kernel dbg_check_lprops / dbg_check_ltab):
+ *  - the committed index on flash, from the master's root: every index node
+ *    readable (CRC, type, length), levels one less per step down, at most
+ *    fanout branches, keys in order inside a node and each child's keys not
+ *    below its branch key nor above the next branch's, positions inside the
+ *    main area and 8-aligned, the sum of the aligned index nodes = the
+ *    master's index size when the in-memory index equals it;
+ *  - every leaf of the current index (journal included) in key order, each
+ *    node readable with the key the index gives;
+ *  - per inode: link count = entries naming it (directories: 2 + subdirs),
+ *    directory size = 160 + the aligned size of each entry, xattr count,
+ *    size and name bytes from its xattr entries, no data block reaching past
+ *    the inode size, every entry naming an existing inode, every data node
+ *    having its inode, nothing unreachable; an inode with link count 0 only
+ *    as an orphan of this mount. One exception, Linux 6.1's: after a
+ *    read-only mount that killed orphans, xattr inodes (link count 1) the
+ *    kernel left behind without an entry are accepted (docs/ubifs.md).
+ * The first problem found is reported with its place and what was expected. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_lpt.h"
+#include "ubifs/ubifs_orphan_write.h"
+#include "ubifs/ubifs_priv.h"
+#include "util/util_endian.h"
+
+#define DENT_SIZE(nlen) ubifs_align8(UBIFS_DENT_NODE_SZ + (uint32_t)(nlen) + 1)
+#define XATTR_BYTES(len) ubifs_align8(UBIFS_INO_NODE_SZ + (uint32_t)(len) + 1)
+
+struct ck_ino {
+	uint32_t inum;
+	uint32_t nlink, mode, flags, xattr_cnt, xattr_names;
+	uint64_t size, xattr_size;
+	uint32_t lnum, offs;
+	/* calculated */
+	uint32_t refs, subdirs, calc_xcnt, calc_xnms;
+	uint64_t calc_sz, calc_xsz;
+};
+
+struct ck_ref { /* an entry: parent -> target */
+	uint32_t parent, target;
+	uint16_t nlen;
+	uint8_t xent, type;
+	uint32_t lnum, offs;
+};
+
+struct ck {
+	struct ubifs_fs *fs;
+	struct ck_ino *inos;
+	size_t n_inos, cap_inos;
+	struct ck_ref *refs;
+	size_t n_refs, cap_refs;
+	uint64_t idx_size;
+	uint8_t *ibuf;
+};
+
+#define CKERR(c, ...) util_err_set(&(c)->fs->err, -EUCLEAN, __VA_ARGS__)
+#define ULL(x) ((unsigned long long)(x))
+
+/* ---- the committed index on flash ---- */
+
+static int check_idx(struct ck *c, uint32_t lnum, uint32_t offs, uint32_t len, int level_expect,
+		     const struct ubifs_key *lo, const struct ubifs_key *hi, int has_hi)
+{
+	struct ubifs_fs *fs = c->fs;
+	char a[64], b[64];
+	if (lnum < fs->main_first || lnum >= fs->leb_cnt || offs % 8 || offs + len > fs->leb_size ||
+	    len < UBIFS_IDX_NODE_SZ || len > UBIFS_MAX_NODE_SZ)
+		return util_err_set(&fs->err, -EUCLEAN,
+				    "check: index node at LEB %u:%u len %u is outside the main area (%u..%u) or "
+				    "misaligned",
+				    lnum, offs, len, fs->main_first, fs->leb_cnt - 1);
+	uint8_t *buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	int err = ubifs_read_node(fs, buf, UBIFS_IDX_NODE, len, lnum, offs);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	c->idx_size += ubifs_align8(len);
+	uint16_t cnt = get_le16(buf + 24), level = get_le16(buf + 26);
+	if (level_expect >= 0 && level != (uint16_t)level_expect)
+		err = util_err_set(&fs->err, -EUCLEAN, "check: index node at LEB %u:%u has level %u, expected %d", lnum,
+				   offs, level, level_expect);
+	else if (cnt == 0 || cnt > fs->fanout || ubifs_idx_node_len(cnt) != len)
+		err = util_err_set(&fs->err, -EUCLEAN,
+				   "check: index node at LEB %u:%u has %u branches (fanout %u, length %u)", lnum, offs,
+				   cnt, fs->fanout, len);
+	struct ubifs_key prev = {0, 0};
+	for (uint32_t i = 0; !err && i < cnt; i++) {
+		const uint8_t *br = buf + UBIFS_IDX_NODE_SZ + i * UBIFS_BRANCH_SZ;
+		uint32_t blnum = get_le32(br), boffs = get_le32(br + 4), blen = get_le32(br + 8);
+		struct ubifs_key k = ubifs_key_read(br + 12);
+		int cmp = ubifs_key_cmp(&k, &prev);
+		if (i > 0 && (cmp < 0 || (cmp == 0 && !ubifs_key_is_hash(&k))))
+			err = util_err_set(&fs->err, -EUCLEAN,
+					   "check: index node at LEB %u:%u: branch %u key %s not above branch %u key %s",
+					   lnum, offs, i, ubifs_key_str(&k, a, sizeof(a)), i - 1,
+					   ubifs_key_str(&prev, b, sizeof(b)));
+		else if (ubifs_key_cmp(&k, lo) < 0 || (has_hi && ubifs_key_cmp(&k, hi) > 0))
+			err = util_err_set(&fs->err, -EUCLEAN,
+					   "check: index node at LEB %u:%u: branch %u key %s outside its parent's range "
+					   "(from %s)",
+					   lnum, offs, i, ubifs_key_str(&k, a, sizeof(a)), ubifs_key_str(lo, b, sizeof(b)));
+		prev = k;
+		if (err)
+			break;
+		if (level > 0) {
+			struct ubifs_key nhi = *hi;
+			int nhas = has_hi;
+			if (i + 1 < cnt) {
+				nhi = ubifs_key_read(br + UBIFS_BRANCH_SZ + 12);
+				nhas = 1;
+			}
+			err = check_idx(c, blnum, boffs, blen, level - 1, &k, &nhi, nhas);
+		} else if (blnum < fs->main_first || blnum >= fs->leb_cnt || boffs % 8 || boffs + blen > fs->leb_size) {
+			err = util_err_set(&fs->err, -EUCLEAN,
+					   "check: index node at LEB %u:%u: leaf %u at LEB %u:%u len %u outside the main "
+					   "area or misaligned",
+					   lnum, offs, i, blnum, boffs, blen);
+		}
+	}
+	free(buf);
+	return err;
+}
+
+/* ---- leaves and inodes ---- */
+
+static struct ck_ino *find_ino(struct ck *c, uint32_t inum)
+{
+	size_t lo = 0, hi = c->n_inos;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->inos[mid].inum < inum)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n_inos && c->inos[lo].inum == inum ? &c->inos[lo] : NULL;
+}
+
+static int leaf(struct ck *c, const struct ubifs_zbranch *zb)
+{
+	struct ubifs_fs *fs = c->fs;
+	unsigned type = ubifs_key_type(&zb->key);
+	int err = ubifs_tnc_read_leaf(fs, zb, fs->nbuf);
+	if (err)
+		return err;
+	switch (type) {
+	case UBIFS_INO_KEY: {
+		struct ubifs_ino_node in;
+		ubifs_ino_unpack(fs->nbuf, &in);
+		if (c->n_inos == c->cap_inos) {
+			size_t cap = c->cap_inos ? c->cap_inos * 2 : 256;
+			struct ck_ino *n = realloc(c->inos, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			c->inos = n;
+			c->cap_inos = cap;
+		}
+		struct ck_ino *i = &c->inos[c->n_inos++];
+		memset(i, 0, sizeof(*i));
+		i->inum = zb->key.inum;
+		i->nlink = in.nlink;
+		i->mode = in.mode;
+		i->flags = in.flags;
+		i->size = in.size;
+		ubifs_size_fix_apply(fs, i->inum, &i->size);
+		i->xattr_cnt = in.xattr_cnt;
+		i->xattr_size = in.xattr_size;
+		i->xattr_names = in.xattr_names;
+		i->lnum = zb->lnum;
+		i->offs = zb->offs;
+		return 0;
+	}
+	case UBIFS_DATA_KEY: {
+		/* inodes come first in key order: this inode, if any, is the last one */
+		struct ck_ino *i = c->n_inos ? &c->inos[c->n_inos - 1] : NULL;
+		if (!i || i->inum != zb->key.inum)
+			return CKERR(c, "check: data node of inode %u block %u at LEB %u:%u has no inode", zb->key.inum,
+				     ubifs_key_value(&zb->key), zb->lnum, zb->offs);
+		uint64_t end = (uint64_t)ubifs_key_value(&zb->key) * UBIFS_BLOCK_SIZE + get_le32(fs->nbuf + 40);
+		if (end > i->size)
+			return CKERR(c,
+				     "check: data node of inode %u at LEB %u:%u ends at byte %llu, beyond the inode "
+				     "size %llu",
+				     i->inum, zb->lnum, zb->offs, ULL(end), ULL(i->size));
+		return 0;
+	}
+	case UBIFS_DENT_KEY:
+	case UBIFS_XENT_KEY: {
+		struct ubifs_dent_node d;
+		ubifs_dent_unpack(fs->nbuf, &d);
+		if (c->n_refs == c->cap_refs) {
+			size_t cap = c->cap_refs ? c->cap_refs * 2 : 256;
+			struct ck_ref *n = realloc(c->refs, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			c->refs = n;
+			c->cap_refs = cap;
+		}
+		if (d.inum > UBIFS_MAX_INUM || d.inum == 0)
+			return CKERR(c, "check: entry at LEB %u:%u names inode %llu", zb->lnum, zb->offs, ULL(d.inum));
+		c->refs[c->n_refs++] = (struct ck_ref){zb->key.inum, (uint32_t)d.inum, d.nlen,
+						       type == UBIFS_XENT_KEY, d.type, zb->lnum, zb->offs};
+		return 0;
+	}
+	default:
+		return CKERR(c, "check: leaf at LEB %u:%u has key type %u", zb->lnum, zb->offs, type);
+	}
+}
+
+static int walk_leaves(struct ck *c)
+{
+	struct ubifs_fs *fs = c->fs;
+	struct ubifs_key k = {0, 0}, prev = {0, 0};
+	struct ubifs_tnc_pos pos;
+	int first = 1;
+	int err = ubifs_tnc_seek(fs, &k, 0, &pos);
+	while (!err) {
+		const struct ubifs_zbranch *zb = ubifs_tnc_at(&pos);
+		struct ubifs_zbranch copy = *zb;
+		int cmp = ubifs_key_cmp(&copy.key, &prev);
+		if (!first && (cmp < 0 || (cmp == 0 && !ubifs_key_is_hash(&copy.key)))) {
+			char a[64], b[64];
+			return util_err_set(&fs->err, -EUCLEAN, "check: index leaves out of order: %s at LEB %u:%u after %s",
+					    ubifs_key_str(&copy.key, a, sizeof(a)), copy.lnum, copy.offs,
+					    ubifs_key_str(&prev, b, sizeof(b)));
+		}
+		first = 0;
+		prev = copy.key;
+		err = leaf(c, &copy);
+		if (err)
+			return err;
+		err = ubifs_tnc_next(fs, &pos);
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+static int check_inodes(struct ck *c)
+{
+	struct ubifs_fs *fs = c->fs;
+	for (size_t r = 0; r < c->n_refs; r++) {
+		const struct ck_ref *e = &c->refs[r];
+		struct ck_ino *p = find_ino(c, e->parent), *t = find_ino(c, e->target);
+		if (!p)
+			return CKERR(c, "check: %s at LEB %u:%u: its host inode %u does not exist",
+				     e->xent ? "xattr entry" : "entry", e->lnum, e->offs, e->parent);
+		if (!t)
+			return CKERR(c, "check: entry at LEB %u:%u of inode %u names inode %u, which does not exist",
+				     e->lnum, e->offs, e->parent, e->target);
+		t->refs++;
+		if (e->xent) {
+			if (!(t->flags & UBIFS_XATTR_FL))
+				return CKERR(c, "check: xattr entry at LEB %u:%u names inode %u without the xattr flag",
+					     e->lnum, e->offs, e->target);
+			p->calc_xcnt++;
+			p->calc_xsz += DENT_SIZE(e->nlen) + XATTR_BYTES(t->size);
+			p->calc_xnms += e->nlen;
+		} else {
+			if (!S_ISDIR(p->mode))
+				return CKERR(c, "check: entry at LEB %u:%u is in inode %u, which is not a directory",
+					     e->lnum, e->offs, e->parent);
+			if (t->flags & UBIFS_XATTR_FL)
+				return CKERR(c, "check: entry at LEB %u:%u names xattr inode %u", e->lnum, e->offs,
+					     e->target);
+			p->calc_sz += DENT_SIZE(e->nlen);
+			if (S_ISDIR(t->mode))
+				p->subdirs++;
+		}
+	}
+	int quirk = fs->read_only && fs->orphans_killed > 0;
+	for (size_t n = 0; n < c->n_inos; n++) {
+		const struct ck_ino *i = &c->inos[n];
+		if (i->nlink == 0) {
+			if (!ubifs_orph_is_orphan(fs->orph, i->inum))
+				return CKERR(c, "check: inode %u at LEB %u:%u has link count 0 and is not an orphan",
+					     i->inum, i->lnum, i->offs);
+			if (i->refs)
+				return CKERR(c, "check: orphan inode %u is named by %u entries, expected 0", i->inum,
+					     i->refs);
+		} else if (S_ISDIR(i->mode)) {
+			uint32_t want_refs = i->inum == UBIFS_ROOT_INO_NUM ? 0 : 1;
+			if (i->refs != want_refs)
+				return CKERR(c, "check: directory inode %u is named by %u entries, expected %u", i->inum,
+					     i->refs, want_refs);
+			if (i->nlink != 2 + i->subdirs)
+				return CKERR(c, "check: directory inode %u has link count %u, expected %u (2 + subdirectories)",
+					     i->inum, i->nlink, 2 + i->subdirs);
+			if (i->size != UBIFS_INO_NODE_SZ + i->calc_sz)
+				return CKERR(c, "check: directory inode %u has size %llu, expected %llu (160 + its entries)",
+					     i->inum, ULL(i->size), ULL(UBIFS_INO_NODE_SZ + i->calc_sz));
+		} else if (i->refs != i->nlink) {
+			int left = quirk && (i->flags & UBIFS_XATTR_FL) && i->refs == 0 && i->nlink == 1;
+			if (!left)
+				return CKERR(c, "check: inode %u at LEB %u:%u has link count %u, but %u entries name it",
+					     i->inum, i->lnum, i->offs, i->nlink, i->refs);
+		}
+		if (i->xattr_cnt != i->calc_xcnt || i->xattr_size != i->calc_xsz || i->xattr_names != i->calc_xnms)
+			return util_err_set(&fs->err, -EUCLEAN,
+					    "check: inode %u has xattr count/size/names %u/%llu/%u, its xattr entries give "
+					    "%u/%llu/%u",
+					    i->inum, i->xattr_cnt, (unsigned long long)i->xattr_size, i->xattr_names,
+					    i->calc_xcnt, (unsigned long long)i->calc_xsz, i->calc_xnms);
+	}
+	if (!find_ino(c, UBIFS_ROOT_INO_NUM))
+		return util_err_set(&fs->err, -EUCLEAN, "check: the root inode 1 is missing");
+	return 0;
+}
+
+int ubifs_check(struct ubifs_fs *fs)
+{
+	if (!fs)
+		return -EINVAL;
+	struct ck c = {.fs = fs};
+	/* the LPT check scans the LEBs: the journal heads' buffers first (as
+	 * the kernel's dbg_check_lprops) */
+	if (!fs->read_only && fs->jnl && !fs->ro_error) {
+		int e = ubifs_jnl_sync_all(fs);
+		if (e)
+			return e;
+	}
+	struct ubifs_key lo = {0, 0}, hi = {0, 0};
+	/* the committed index, from the master node */
+	int err = check_idx(&c, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, -1, &lo, &hi, 0);
+	if (!err && fs->tnc.root && !fs->tnc.root->dirty && c.idx_size != fs->mst.index_size &&
+	    !(fs->read_only && fs->need_recovery))
+		err = util_err_set(&fs->err, -EUCLEAN, "check: the index nodes take %llu bytes, the master says %llu",
+				   (unsigned long long)c.idx_size, (unsigned long long)fs->mst.index_size);
+	if (!err)
+		err = walk_leaves(&c);
+	if (!err)
+		err = check_inodes(&c);
+	/* after an unclean unmount a read-only mount leaves the torn tails on
+	 * flash (the kernel fixes them only when mounting read-write), so a
+	 * scan cannot match the LPT then */
+	if (!err && fs->lpt && !(fs->read_only && fs->need_recovery))
+		err = ubifs_lpt_check(fs->lpt);
+	free(c.inos);
+	free(c.refs);
+	ubifs_tnc_shrink(fs);
+	return err;
+}

@@ -1,0 +1,160 @@
+/* ubifs_recovery_write — what a read-write mount after an unclean unmount
+ * writes, as the kernel's recovery.c does on a read-write mount (facts
+ * only): the recovered master node written back to both master LEBs, the
+ * index and LPT heads cleaned of a half-written commit, each recovered LEB
+ * (last buds, log head, orphan LEBs) rewritten atomically with only its good
+ * part and padding, inode sizes fixed from the journal's data, and a GC LEB
+ * taken followed by a commit (kernel ubifs_rcvry_gc_commit), which makes the
+ * orphan killing and the size fixes part of the index. The read-only side
+ * (what to keep) is ubifs_recovery.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_lpt.h"
+#include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_recovery_write.h"
+#include "ubifs/ubifs_wbuf.h"
+#include "util/util_endian.h"
+
+static uint32_t align_up(uint32_t x, uint32_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+int ubifs_rcvry_fix_leb(struct ubifs_fs *fs, const struct ubifs_sleb *sleb, uint32_t start)
+{
+	uint32_t endpt = start;
+	if (sleb->nodes_cnt) {
+		const struct ubifs_snode *s = &sleb->nodes[sleb->nodes_cnt - 1];
+		endpt = s->offs + s->len;
+	}
+	if (endpt == 0)
+		return ubifs_leb_unmap(fs, sleb->lnum);
+	uint32_t len = align_up(endpt, fs->min_io_size);
+	if (len > fs->leb_size)
+		len = fs->leb_size;
+	uint8_t *buf = malloc(fs->leb_size);
+	if (!buf)
+		return -ENOMEM;
+	int err = start ? ubifs_leb_read(fs, sleb->lnum, 0, buf, start) : 0;
+	if (!err) {
+		/* the kept nodes as scanned, then padding up to the min. I/O unit */
+		memcpy(buf + start, sleb->buf + start, endpt - start);
+		uint32_t a8 = ubifs_align8(endpt);
+		if (a8 > len)
+			a8 = len;
+		memset(buf + endpt, 0, a8 - endpt);
+		if (len > a8)
+			ubifs_pad_pack(buf + a8, len - a8);
+		err = ubifs_leb_change(fs, sleb->lnum, buf, len);
+	}
+	free(buf);
+	return err;
+}
+
+int ubifs_rcvry_write_master(struct ubifs_fs *fs)
+{
+	uint32_t alsz = align_up(UBIFS_MST_NODE_SZ, fs->min_io_size);
+	uint8_t *buf = calloc(1, alsz);
+	if (!buf)
+		return -ENOMEM;
+	struct ubifs_mst_node m = fs->mst;
+	m.flags |= UBIFS_MST_RCVRY;
+	ubifs_mst_pack(buf, &m);
+	ubifs_node_finish(buf, UBIFS_MST_NODE_SZ, m.sqnum);
+	uint32_t a8 = ubifs_align8(UBIFS_MST_NODE_SZ);
+	ubifs_pad_pack(buf + a8, alsz - a8);
+	int err = ubifs_leb_change(fs, UBIFS_MST_LNUM, buf, alsz);
+	if (!err)
+		err = ubifs_leb_change(fs, UBIFS_MST_LNUM + 1, buf, alsz);
+	free(buf);
+	if (!err) {
+		fs->mst_lnum = UBIFS_MST_LNUM;
+		fs->mst_offs = 0;
+		fs->mst_recovered = 0;
+	}
+	return err;
+}
+
+/* kernel recover_head: nothing may follow a head on flash */
+static int recover_head(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs)
+{
+	uint32_t len = fs->max_write_size;
+	if (offs + len > fs->leb_size)
+		len = fs->leb_size - offs;
+	if (!len)
+		return 0;
+	int err = ubifs_leb_read(fs, lnum, offs, fs->sbuf, len);
+	if (!err && ubifs_is_empty(fs->sbuf, len))
+		return 0;
+	if (offs == 0)
+		return ubifs_leb_unmap(fs, lnum);
+	err = ubifs_leb_read(fs, lnum, 0, fs->sbuf, offs);
+	if (err)
+		return err;
+	return ubifs_leb_change(fs, lnum, fs->sbuf, offs);
+}
+
+int ubifs_rcvry_inl_heads(struct ubifs_fs *fs)
+{
+	int err = recover_head(fs, fs->mst.ihead_lnum, fs->mst.ihead_offs);
+	if (!err)
+		err = recover_head(fs, fs->mst.nhead_lnum, fs->mst.nhead_offs);
+	return err;
+}
+
+/* Inodes whose data reach beyond their size get the data's size, written
+ * through the journal (the kernel writes them in place; its authenticated
+ * variant, like this, as a new inode node). ubifs_recover_size ran first. */
+static int write_sizes(struct ubifs_fs *fs)
+{
+	struct ubifs_inode *ui = malloc(sizeof(*ui));
+	if (!ui)
+		return -ENOMEM;
+	int err = 0;
+	while (!err && fs->size_fix_cnt) {
+		struct ubifs_size_fix e = fs->size_fix[fs->size_fix_cnt - 1];
+		fs->size_fix_cnt--; /* read the inode as stored */
+		err = ubifs_read_inode(fs, e.inum, ui);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (!err && ui->size < e.d_size) {
+			ui->size = e.d_size;
+			err = ubifs_jnl_write_inode(fs, ui);
+		}
+	}
+	free(ui);
+	return err;
+}
+
+int ubifs_rcvry_gc_commit(struct ubifs_fs *fs)
+{
+	/* The kernel: when the GC head has a LEB with room, GC the dirtiest
+	 * LEB into it and keep that LEB as the GC LEB; only without one it
+	 * grabs an empty LEB. GC is not here yet, so an empty LEB is taken
+	 * whenever there is one.
+	 * GC HOOK (h-gc, src/ubifs/ubifs_gc.c): when ubifs_lpt_find_for_index
+	 * below finds nothing, GC into the GC head as ubifs_rcvry_gc_commit
+	 * does (commit first, then GC, the retained LEB becomes gc_lnum). */
+	uint32_t lnum;
+	int err = ubifs_lpt_find_for_index(fs->lpt, &lnum);
+	if (err == -ENOSPC)
+		return util_err_set(&fs->err, -ENOSPC,
+				    "recovery: no empty LEB for garbage collection (GC during recovery is not "
+				    "implemented yet); mount read-only");
+	if (err)
+		return err;
+	/* taken, not index (it was found as an index LEB) */
+	err = ubifs_lpt_set(fs->lpt, lnum, UBIFS_LPT_NC, UBIFS_LPT_NC, UBIFS_LPROPS_TAKEN);
+	if (err)
+		return err;
+	fs->gc_lnum = lnum;
+	err = write_sizes(fs);
+	if (!err)
+		err = ubifs_commit(fs);
+	return err;
+}
