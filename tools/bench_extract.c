@@ -25,6 +25,7 @@
 #include "bench.h"
 #include "tool_extract.h"
 #include "tool_image.h"
+#include "image/image.h"
 #include "util/util_prng.h"
 
 #define BIG_BYTES (100ull << 20)
@@ -100,7 +101,7 @@ static int measure(struct bench_ctx *ctx, const char *image, const char *outdir,
 {
 	struct tool_image_opts io;
 	tool_image_opts_init(&io);
-	struct tool_image *img = NULL;
+	struct ubikit_image *img = NULL;
 	char msg[1024], name[64];
 	struct bench_phase ph;
 	snprintf(name, sizeof(name), "mount%s", suffix);
@@ -124,7 +125,7 @@ static int measure(struct bench_ctx *ctx, const char *image, const char *outdir,
 	ph.compressor = "lzo";
 	struct tool_extract_opts xo = {0};
 	struct tool_extract_stats s;
-	ret = tool_extract(img->fs, "/", outdir, &xo, &s);
+	ret = tool_extract(ubikit_image_fs(img), "/", outdir, &xo, &s);
 	bench_phase_extra(&ph, "files", (double)s.files);
 	bench_phase_extra(&ph, "file_bytes", (double)s.bytes);
 	bench_phase_extra(&ph, "directories", (double)s.dirs);

@@ -151,7 +151,7 @@ int cmd_cat(int argc, char **argv)
 		cat_usage(stderr);
 		return 2;
 	}
-	struct tool_image *img = tool_image_open_mounted("cat", argv[optind], &io);
+	struct ubikit_image *img = tool_image_open_mounted("cat", argv[optind], &io);
 	if (!img)
 		return 1;
 	struct out_state o = {false, calloc(1, 1u << 16)};
@@ -164,7 +164,7 @@ int cmd_cat(int argc, char **argv)
 	o.seekable = !fstat(STDOUT_FILENO, &os) && S_ISREG(os.st_mode) && fl >= 0 && !(fl & O_APPEND);
 	int rc = 0;
 	for (int i = optind + 1; i < argc; i++)
-		rc |= cat_one(img->fs, argv[i], &o);
+		rc |= cat_one(ubikit_image_fs(img), argv[i], &o);
 	free(o.zeros);
 	tool_image_close(img);
 	return rc;

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "tool_image.h"
+#include "image/image.h"
 #include "ubi_tool_num.h"
 #include "tool_out.h"
 #include "ubi/ubi.h"
@@ -194,7 +195,7 @@ static int dump_node_cb(void *arg, const struct ubifs_scan_node *n)
 	return 0;
 }
 
-static int dump_ubifs(struct tool_out *o, struct tool_image *img, long leb, bool all)
+static int dump_ubifs(struct tool_out *o, struct ubikit_image *img, long leb, bool all)
 {
 	struct ubifs_sb_node sb;
 	struct util_err e;
@@ -241,7 +242,7 @@ static int dump_ubifs(struct tool_out *o, struct tool_image *img, long leb, bool
 	return rc;
 }
 
-static int dump_ubi(struct tool_out *o, struct tool_image *img, long peb, bool all)
+static int dump_ubi(struct tool_out *o, struct ubikit_image *img, long peb, bool all)
 {
 	struct flash_dev *fl = img->flash;
 	uint32_t vid_off = img->geo.vid_hdr_offset;
@@ -381,7 +382,7 @@ int cmd_dump(int argc, char **argv)
 		return 2;
 	}
 	char msg[1024];
-	struct tool_image *img;
+	struct ubikit_image *img;
 	if (tool_image_open(argv[optind], &io, false, &img, msg, sizeof(msg))) {
 		tool_err("dump", "%s", msg);
 		return 1;

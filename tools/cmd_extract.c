@@ -605,13 +605,13 @@ int cmd_extract(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	struct tool_image *img = tool_image_open_mounted("extract", argv[optind], &io);
+	struct ubikit_image *img = tool_image_open_mounted("extract", argv[optind], &io);
 	if (!img)
 		return 1;
 	struct tool_extract_opts xo = {.verbose = io.verbose > 1,
 				       .progress = !quiet && !noprog && isatty(STDERR_FILENO)};
 	struct tool_extract_stats s;
-	int ret = tool_extract(img->fs, path, out, &xo, &s);
+	int ret = tool_extract(ubikit_image_fs(img), path, out, &xo, &s);
 	tool_image_close(img);
 	if (!quiet) {
 		fprintf(stderr,

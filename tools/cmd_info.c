@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "fs/fs.h"
 #include "tool_image.h"
+#include "image/image.h"
 #include "tool_out.h"
 #include "ubi/ubi.h"
 #include "ubifs/ubifs.h"
@@ -27,17 +28,17 @@ static void info_usage(FILE *out)
 		     "  -h, --help  this help\n" TOOL_IMAGE_OPTS_HELP);
 }
 
-static void out_geo(struct tool_out *o, const struct tool_image_geo *g)
+static void out_geo(struct tool_out *o, const struct ubikit_image_geo *g)
 {
 	tool_out_obj(o, "image");
-	tool_out_str(o, "kind", tool_image_kind_name(g->kind));
+	tool_out_str(o, "kind", ubikit_image_kind_name(g->kind));
 	tool_out_u64(o, "file_size", g->file_size);
-	if (g->kind == TOOL_KIND_UBIFS) {
+	if (g->kind == UBIKIT_IMAGE_UBIFS) {
 		tool_out_u64(o, "leb_size", g->leb_size);
 		tool_out_u64(o, "min_io_size", g->page_size);
 		tool_out_u64(o, "lebs_in_file", g->peb_count);
 	} else {
-		tool_out_str(o, "flash_type", g->flash_type == FLASH_NOR ? "NOR" : "NAND");
+		tool_out_str(o, "flash_type", g->flash_type == UBIKIT_IMAGE_FLASH_NOR ? "NOR" : "NAND");
 		tool_out_u64(o, "peb_size", g->peb_size);
 		tool_out_u64(o, "peb_count", g->peb_count);
 		tool_out_u64(o, "min_io_size", g->page_size);
@@ -61,7 +62,7 @@ static const char *vol_type_name(uint8_t t)
 	return t == UBI_VID_STATIC ? "static" : "dynamic";
 }
 
-static void out_ubi(struct tool_out *o, struct tool_image *img, bool *vol_is_ubifs)
+static void out_ubi(struct tool_out *o, struct ubikit_image *img, bool *vol_is_ubifs)
 {
 	struct ubi_dev_info di;
 	if (ubi_dev_info(img->ubi, &di))
@@ -167,7 +168,7 @@ static void out_sb(struct tool_out *o, const struct ubifs_sb_node *sb)
 	tool_out_end(o);
 }
 
-static void out_mounted(struct tool_out *o, struct tool_image *img)
+static void out_mounted(struct tool_out *o, struct ubikit_image *img)
 {
 	struct ubifs_fs_info fi;
 	if (ubifs_get_info(fs_ubifs(img->fs), &fi))
@@ -255,7 +256,7 @@ static uint64_t mkfs_rp_arg(const struct ubifs_sb_node *sb)
 	return x0;
 }
 
-static void out_recreate(struct tool_out *o, struct tool_image *img, const struct ubifs_sb_node *sb, bool have_sb)
+static void out_recreate(struct tool_out *o, struct ubikit_image *img, const struct ubifs_sb_node *sb, bool have_sb)
 {
 	tool_out_obj(o, "recreate");
 	char mk[1024] = "";
@@ -347,7 +348,7 @@ int cmd_info(int argc, char **argv)
 		return 2;
 	}
 	char msg[1024];
-	struct tool_image *img;
+	struct ubikit_image *img;
 	if (tool_image_open(argv[optind], &io, false, &img, msg, sizeof(msg))) {
 		tool_err("info", "%s", msg);
 		return 1;

@@ -194,10 +194,10 @@ int cmd_ls(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argc - optind == 2 ? argv[optind + 1] : "/";
-	struct tool_image *img = tool_image_open_mounted("ls", argv[optind], &io);
+	struct ubikit_image *img = tool_image_open_mounted("ls", argv[optind], &io);
 	if (!img)
 		return 1;
-	c.fs = img->fs;
+	c.fs = ubikit_image_fs(img);
 	struct ubikit_stat st;
 	int ret = ubikit_lstat(c.fs, path, &st);
 	if (ret) {

@@ -1,12 +1,15 @@
 /* cmd_mount — 'ubikit mount [-o OPTS] [-f] IMAGE MOUNTPOINT': serve the UBIFS
- * of an image read-only through FUSE (src/fuse). Background by default;
- * unmount with 'fusermount3 -u MOUNTPOINT'. */
+ * of an image through FUSE (src/fuse), read-write like mount(8) unless
+ * '-o ro'. Background by default; unmount with 'fusermount3 -u
+ * MOUNTPOINT', which ends with the final commit and the image's way back
+ * to disk (a bare UBIFS image is written back then). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -18,14 +21,21 @@
 static void mount_usage(FILE *out)
 {
 	fprintf(out, "usage: ubikit mount [-o OPTS] [-f] [-d] [image options] IMAGE MOUNTPOINT\n"
-		     "Mount the UBIFS of IMAGE read-only at MOUNTPOINT through FUSE.\n"
-		     "Unmount with: fusermount3 -u MOUNTPOINT\n"
-		     "  -o OPTS           mount options: ro (the default and only mode), allow_other,\n"
+		     "Mount the UBIFS of IMAGE at MOUNTPOINT through FUSE, read-write unless -o ro.\n"
+		     "Unmount with: fusermount3 -u MOUNTPOINT (commits; the image is complete after it)\n"
+		     "  -o OPTS           mount options: ro (read-only), rw (the default), allow_other;\n"
 		     "                    other FUSE options are passed on\n"
 		     "  -f, --foreground  stay in the foreground\n"
 		     "  -d, --debug       FUSE debug output (implies -f)\n"
 		     "  -h, --help        this help\n" TOOL_IMAGE_OPTS_HELP);
 }
+
+#ifdef UBIKIT_HAVE_FUSE
+static int mount_flush(void *img)
+{
+	return ubikit_image_flush(img);
+}
+#endif
 
 int cmd_mount(int argc, char **argv)
 {
@@ -37,7 +47,7 @@ int cmd_mount(int argc, char **argv)
 					      {NULL, 0, NULL, 0}};
 	struct tool_image_opts io;
 	tool_image_opts_init(&io);
-	bool fg = false, debug = false;
+	bool fg = false, debug = false, ro = false;
 	char extra[512] = "";
 	int opt;
 	optind = 1;
@@ -51,17 +61,14 @@ int cmd_mount(int argc, char **argv)
 		case 'f': fg = true; break;
 		case 'd': debug = true; break;
 		case 'o': {
-			/* drop "ro" (always on); refuse "rw" */
+			/* ro/rw choose how the image is opened; the last one wins */
 			char *copy = strdup(optarg), *save = NULL;
 			if (!copy)
 				return 1;
 			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(t, "ro"))
+				if (!strcmp(t, "ro") || !strcmp(t, "rw")) {
+					ro = !strcmp(t, "ro");
 					continue;
-				if (!strcmp(t, "rw")) {
-					tool_err("mount", "read-write mounting is not supported yet (use -o ro)");
-					free(copy);
-					return 2;
 				}
 				size_t l = strlen(extra);
 				snprintf(extra + l, sizeof(extra) - l, "%s%s", l ? "," : "", t);
@@ -85,15 +92,30 @@ int cmd_mount(int argc, char **argv)
 		tool_err("mount", "/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
 		return 1;
 	}
-	struct tool_image *img = tool_image_open_mounted("mount", argv[optind], &io);
+	/* A mount point that cannot be used is found before the image is
+	 * opened (read-write opening and closing would commit). */
+	struct stat mst;
+	if (stat(argv[optind + 1], &mst)) {
+		tool_err("mount", "mount point %s: %s", argv[optind + 1], strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(mst.st_mode)) {
+		tool_err("mount", "mount point %s is not a directory", argv[optind + 1]);
+		return 1;
+	}
+	struct ubikit_image *img = ro ? tool_image_open_mounted("mount", argv[optind], &io)
+				      : tool_image_open_rw("mount", argv[optind], &io);
 	if (!img)
 		return 1;
 	char *abs = realpath(argv[optind], NULL);
 	struct fuse_ubikit_opts fo = {
-		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra};
-	int ret = fuse_ubikit_main(img->fs, argv[optind + 1], &fo);
+		.foreground = fg, .debug = debug, .fsname = abs ? abs : argv[optind], .extra_opts = extra,
+		.flush = mount_flush, .flush_arg = img};
+	int ret = fuse_ubikit_main(ubikit_image_fs(img), argv[optind + 1], &fo);
 	free(abs);
-	tool_image_close(img);
+	/* the final commit and the image's way to disk */
+	if (tool_image_close_cmd("mount", img))
+		return 1;
 	if (ret) {
 		tool_err("mount", "FUSE mount at %s failed or ended with an error", argv[optind + 1]);
 		return 1;

@@ -15,5 +15,13 @@ int cmd_cat(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+/* cmd_change.c: commands that change an image */
+int cmd_put(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_mv(int argc, char **argv);
+int cmd_ln(int argc, char **argv);
+int cmd_chmod(int argc, char **argv);
+int cmd_setfattr(int argc, char **argv);
 
 #endif

@@ -24,6 +24,13 @@ static const struct command commands[] = {
 	{"dump", cmd_dump, "node-level listing of an image, for debugging"},
 	{"mount", cmd_mount, "mount an image through FUSE"},
 	{"bench", cmd_bench, "run the benchmark workloads (see docs/bench.md)"},
+	{"put", cmd_put, "copy host files and trees into an image (as cp -a)"},
+	{"mkdir", cmd_mkdir, "make directories in an image"},
+	{"rm", cmd_rm, "remove files or trees from an image"},
+	{"mv", cmd_mv, "rename or move inside an image"},
+	{"ln", cmd_ln, "make a hard or symbolic link in an image"},
+	{"chmod", cmd_chmod, "change permission bits in an image"},
+	{"setfattr", cmd_setfattr, "set or remove an extended attribute in an image"},
 };
 
 static void usage(FILE *out)

@@ -134,6 +134,41 @@ ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_
 ssize_t ubikit_listxattr_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_t size);
 ssize_t ubikit_getxattr_ino(struct ubikit_fs *fs, uint64_t ino, const char *name, void *buf, size_t size);
 
+/* ---- inode-based changes (front ends: FUSE) ----
+ * As the path-based calls, on (directory inode, name) pairs; new inodes
+ * get the uid/gid given (the caller's, as the front end knows it) and
+ * their number in *ino (may be NULL). mode carries the type (S_IFREG,
+ * S_IFDIR, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK). */
+int ubikit_mknod_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint32_t mode, uint32_t major,
+		     uint32_t minor, uint32_t uid, uint32_t gid, uint64_t *ino);
+int ubikit_symlink_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, const char *target, uint32_t uid,
+		       uint32_t gid, uint64_t *ino);
+int ubikit_link_ino(struct ubikit_fs *fs, uint64_t ino, uint64_t newparent, const char *newname);
+int ubikit_unlink_ino(struct ubikit_fs *fs, uint64_t parent, const char *name);
+int ubikit_rmdir_ino(struct ubikit_fs *fs, uint64_t parent, const char *name);
+int ubikit_rename_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, uint64_t newparent,
+		      const char *newname, unsigned flags);
+ssize_t ubikit_pwrite_ino(struct ubikit_fs *fs, uint64_t ino, const void *buf, size_t len, uint64_t off);
+int ubikit_truncate_ino(struct ubikit_fs *fs, uint64_t ino, uint64_t size);
+#define UBIKIT_SET_MODE 1u  /* permission bits (the type stays) */
+#define UBIKIT_SET_UID 2u
+#define UBIKIT_SET_GID 4u
+#define UBIKIT_SET_ATIME 8u
+#define UBIKIT_SET_MTIME 16u
+struct ubikit_setattr {
+	unsigned valid; /* UBIKIT_SET_* */
+	uint32_t mode, uid, gid;
+	int64_t atime_sec, mtime_sec;
+	uint32_t atime_nsec, mtime_nsec;
+};
+int ubikit_setattr_ino(struct ubikit_fs *fs, uint64_t ino, const struct ubikit_setattr *a);
+int ubikit_setxattr_ino(struct ubikit_fs *fs, uint64_t ino, const char *name, const void *value, size_t size,
+			int flags);
+int ubikit_removexattr_ino(struct ubikit_fs *fs, uint64_t ino, const char *name);
+int ubikit_fsync_ino(struct ubikit_fs *fs, uint64_t ino);
+/* Is this a read-only mount? 1/0 */
+int ubikit_is_read_only(const struct ubikit_fs *fs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,19 +17,19 @@
 #include <sys/sysmacros.h>
 #include <ubikit/ubikit.h>
 
-/* Read-only: nothing changes under the kernel's caches. */
+#include "fuse/fuse_ubikit_priv.h"
+
+/* Every change goes through this process and its replies keep the
+ * kernel's caches right, so attributes and entries may be cached long. */
 #define FU_TIMEOUT 3600.0
 /* readdir offsets: 0 start, 1 after ".", 2 after "..", else 2 + fs cookie */
 #define FU_OFF_BASE 2
 
-struct fu_ctx {
-	struct ubikit_fs *fs;
-};
 
 /* What the fs layer reports about damaged content (a bad node, a check
  * that failed) reaches programs as EIO, the error they expect from a file
  * system; EINVAL would read as a bug in the caller. Other codes pass. */
-static int fu_err(int neg)
+int fu_err(int neg)
 {
 	int e = -neg;
 	if (e == EINVAL || e == EBADMSG || e == EUCLEAN || e == ELOOP || e == EFBIG || e == ERANGE)
@@ -44,12 +44,18 @@ static bool fu_bad_name(const char *n)
 	return !n[0] || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..");
 }
 
-static struct ubikit_fs *fu_fs(fuse_req_t req)
+struct ubikit_fs *fu_fs(fuse_req_t req)
 {
 	return ((struct fu_ctx *)fuse_req_userdata(req))->fs;
 }
 
-static void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
+int fu_flush_below(fuse_req_t req)
+{
+	struct fu_ctx *c = fuse_req_userdata(req);
+	return c->flush ? c->flush(c->flush_arg) : 0;
+}
+
+void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = u->ino;
@@ -70,7 +76,7 @@ static void fu_to_stat(const struct ubikit_stat *u, struct stat *st)
 	st->st_ctim.tv_nsec = u->ctime_nsec;
 }
 
-static int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e)
+int fu_entry(struct ubikit_fs *fs, uint64_t ino, struct fuse_entry_param *e)
 {
 	struct ubikit_stat us;
 	int ret = ubikit_stat_ino(fs, ino, &us);
@@ -146,7 +152,8 @@ static void fu_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	if (writing && ubikit_is_read_only(fu_fs(req))) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
@@ -160,8 +167,18 @@ static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && S_ISREG(us.mode) && us.size &&
+	    (ret = ubikit_truncate_ino(fu_fs(req), ino, 0)) != 0) {
+		fuse_reply_err(req, fu_err(ret));
+		return;
+	}
+	/* read-only: nothing changes, keep the pages; read-write: each open
+	 * reads again what the file system holds */
+	fi->keep_cache = ubikit_is_read_only(fu_fs(req)) ? 1 : 0;
+	/* (the request is gone after the reply: take the context first) */
+	struct fu_ctx *c = fuse_req_userdata(req);
+	if (fuse_reply_open(req, fi) == 0 && !ubikit_is_read_only(c->fs))
+		fu_open_count(c, ino);
 }
 
 static void fu_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -199,8 +216,10 @@ static void fu_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	fi->keep_cache = 1;
-	fi->cache_readdir = 1;
+	/* read-write: the listing may change behind the kernel's back (a
+	 * hidden open file removed at its last close) */
+	fi->keep_cache = ubikit_is_read_only(fu_fs(req)) ? 1 : 0;
+	fi->cache_readdir = fi->keep_cache;
 	fuse_reply_open(req, fi);
 }
 
@@ -231,6 +250,11 @@ static void fu_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 			name = de.name;
 			eino = de.ino;
 			next = de.cookie + FU_OFF_BASE;
+			if (ino == UBIKIT_ROOT_INO && !strncmp(name, ".ubikit_hidden_", 15) &&
+			    !ubikit_is_read_only(fs)) {
+				pos = next; /* an unlinked file still open (fuse_ubikit_open.c) */
+				continue;
+			}
 			if (fu_bad_name(name)) {
 				/* Hide it (and say so) rather than lose the directory. */
 				fuse_log(FUSE_LOG_WARNING,
@@ -300,7 +324,7 @@ static void fu_statfs(fuse_req_t req, fuse_ino_t ino)
 	v.f_bavail = s.blocks_avail;
 	v.f_files = s.files;
 	v.f_namemax = (unsigned long)s.name_max;
-	v.f_flag = ST_RDONLY;
+	v.f_flag = ubikit_is_read_only(fu_fs(req)) ? ST_RDONLY : 0;
 	fuse_reply_statfs(req, &v);
 }
 
@@ -352,6 +376,23 @@ static const struct fuse_lowlevel_ops fu_ops = {
 	.statfs = fu_statfs,
 	.listxattr = fu_listxattr,
 	.getxattr = fu_getxattr,
+	/* the changing side: fuse_ubikit_write.inc */
+	.create = fu_create,
+	.mknod = fu_mknod,
+	.mkdir = fu_mkdir,
+	.symlink = fu_symlink,
+	.link = fu_link,
+	.unlink = fu_unlink,
+	.rmdir = fu_rmdir,
+	.rename = fu_rename,
+	.setattr = fu_setattr,
+	.write = fu_write,
+	.flush = fu_flush,
+	.release = fu_release,
+	.fsync = fu_fsync,
+	.fsyncdir = fu_fsyncdir,
+	.setxattr = fu_setxattr,
+	.removexattr = fu_removexattr,
 };
 
 int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct fuse_ubikit_opts *o)
@@ -370,7 +411,7 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 		return -ENOTDIR;
 	}
 	mountpoint = abs;
-	struct fu_ctx ctx = {.fs = fs};
+	struct fu_ctx ctx = {.fs = fs, .flush = o->flush, .flush_arg = o->flush_arg};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	char opts[1024];
 	/* fsname: commas would split the option string */
@@ -379,7 +420,8 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 	for (char *p = fsname; *p; p++)
 		if (*p == ',' || *p == '\\')
 			*p = '_';
-	snprintf(opts, sizeof(opts), "ro,default_permissions,fsname=%s,subtype=ubikit%s%s", fsname,
+	snprintf(opts, sizeof(opts), "%s,default_permissions,fsname=%s,subtype=ubikit%s%s",
+		 ubikit_is_read_only(fs) ? "ro" : "rw", fsname,
 		 o->extra_opts && o->extra_opts[0] ? "," : "", o->extra_opts ? o->extra_opts : "");
 	if (fuse_opt_add_arg(&args, "ubikit") || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts) ||
 	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
@@ -399,6 +441,7 @@ int fuse_ubikit_main(struct ubikit_fs *fs, const char *mountpoint, const struct 
 		goto out_unmount;
 	ret = fuse_session_loop(se);
 	ret = ret > 0 ? 0 : ret; /* >0: ended by a signal, a normal way to stop */
+	fu_open_end(&ctx);
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:

@@ -14,6 +14,10 @@ struct fuse_ubikit_opts {
 	bool debug;            /* libfuse debug output (implies foreground) */
 	const char *fsname;    /* shown in /proc/mounts (e.g. the image path) */
 	const char *extra_opts; /* more -o options for FUSE, e.g. "allow_other" (may be NULL) */
+	/* After a successful fsync/fsyncdir: make it durable below the file
+	 * system (ubikit_image_flush; may be NULL). */
+	int (*flush)(void *arg);
+	void *flush_arg;
 };
 
 /* Mount fs at mountpoint and serve requests until unmounted (fusermount3

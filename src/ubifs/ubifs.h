@@ -198,4 +198,10 @@ int ubifs_close_ref(struct ubifs_fs *fs, uint64_t inum);
  * ubifs_errmsg(). Mounted file systems, read-only or read-write. */
 int ubifs_check(struct ubifs_fs *fs);
 
+/* One step of background garbage collection (ubifs_gc.c): a commit when
+ * the journal asks for one, else one LEB with at least half of it dirty is
+ * collected. 1: did work, 0: nothing worth doing, <0: error (-EROFS on a
+ * read-only mount). */
+int ubifs_gc_step(struct ubifs_fs *fs);
+
 #endif

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "ubifs/ubifs_budget.h"
+#include "ubifs/ubifs_gc.h"
+#include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 
@@ -350,6 +352,14 @@ void ubifs_budget_get_info(const struct ubifs_fs *fs, struct ubifs_budget_info *
 void ubifs_budget_set_writeback(struct ubifs_fs *fs, ubifs_budget_writeback_fn fn)
 {
 	fs->budget->writeback = fn;
+}
+
+int ubifs_budget_run_gc(struct ubifs_fs *fs)
+{
+	int lnum = ubifs_garbage_collect(fs, 1);
+	if (lnum < 0)
+		return lnum;
+	return ubifs_jnl_return_leb(fs, (uint32_t)lnum); /* kernel ubifs_return_leb */
 }
 
 void ubifs_budget_set_gc(struct ubifs_fs *fs, ubifs_budget_gc_fn fn)

@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include "ubifs/ubifs_budget.h"
+#include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
@@ -48,6 +49,9 @@ int ubifs_commit(struct ubifs_fs *fs)
 		heads[i].offs = w->offs;
 	}
 	fs->cmt_no++;
+	err = ubifs_gc_start_commit(fs);
+	if (err)
+		goto out;
 	uint32_t new_ltail, old_ltail, lh, lho;
 	ubifs_log_positions(fs->log, &lh, &lho, &old_ltail);
 	err = ubifs_log_start_commit(fs->log, fs->cmt_no, heads, nheads, &new_ltail);
@@ -104,6 +108,8 @@ int ubifs_commit(struct ubifs_fs *fs)
 		err = ubifs_lpt_post_commit(fs->lpt);
 	if (!err)
 		err = ubifs_log_post_commit(fs->log, old_ltail, ubifs_jnl_return_leb);
+	if (!err)
+		err = ubifs_gc_end_commit(fs);
 	if (!err)
 		fs->commits++;
 out:

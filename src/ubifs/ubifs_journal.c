@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_log.h"
@@ -123,6 +124,7 @@ int ubifs_jnl_return_leb(struct ubifs_fs *fs, uint32_t lnum)
 static int reserve(struct ubifs_fs *fs, unsigned jhead, uint32_t len)
 {
 	struct ubifs_wbuf *w = &fs->jnl->heads[jhead];
+	int nospc = 0, commits = 0;
 	for (int tries = 0;; tries++) {
 		if (fs->ro_error)
 			return -EROFS;
@@ -130,11 +132,16 @@ static int reserve(struct ubifs_fs *fs, unsigned jhead, uint32_t len)
 			return 0;
 		uint32_t lnum, offs;
 		int err = ubifs_lpt_find_free(fs->lpt, len, jhead == UBIFS_BASE_HEAD, &lnum, &offs);
-		if (err == -ENOSPC)
-			return util_err_set(&fs->err, -ENOSPC,
-					    "no LEB with %u free bytes for journal head %u (garbage collection is not "
-					    "implemented yet)",
-					    len, jhead);
+		if (err == -ENOSPC) /* GC makes a LEB free, or asks for a commit first */
+			err = ubifs_gc_make_free(fs, &lnum, &offs, &nospc);
+		if (err == -EAGAIN && commits++ < 128) {
+			err = ubifs_commit(fs);
+			if (err)
+				return err;
+			continue;
+		}
+		if (err == -EAGAIN)
+			return util_err_set(&fs->err, -ENOSPC, "journal head %u: stuck in space allocation", jhead);
 		if (err)
 			return err;
 		/* the old bud's bytes reach the flash before the new bud is

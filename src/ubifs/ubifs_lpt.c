@@ -620,6 +620,16 @@ void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t
 	lpt->idx_gc_cnt = idx_gc_cnt;
 }
 
+void ubifs_lpt_set_min_idx_lebs(struct ubifs_lpt *lpt, uint32_t min_idx_lebs)
+{
+	lpt->min_idx_lebs = min_idx_lebs;
+}
+
+void ubifs_lpt_add_idx_gc(struct ubifs_lpt *lpt, int32_t delta)
+{
+	lpt->idx_gc_cnt += delta;
+}
+
 uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt)
 {
 	return lpt->freeable_cnt;

@@ -26,6 +26,7 @@
  *   ubifs_lpt_ltab, ubifs_lpt_counters and ubifs_lpt_gc (dump, tests).
  * - ubifs_lpt_post_commit: call it after the master is written (the LPT
  *   LEBs freed by the commit are unmapped only then).
+ * - ubifs_lpt_add_idx_gc (h-gc): GC changes idx_gc_cnt alone.
  * - ubifs_lpt_check_ihead: the kernel's mount check that the index head
  *   offset equals leb_size - free of its LEB; marks that LEB TAKEN.
  */
@@ -97,6 +98,12 @@ int ubifs_lpt_find_dirty(struct ubifs_lpt *lpt, uint32_t min_space, int pick_fre
  * from budgeting) and the count of index LEBs GC holds for reuse after the
  * commit (kernel c->idx_gc_cnt). Both 0 until set. */
 void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t idx_gc_cnt);
+/* GC: one index LEB more (+1) or less (-1) held for reuse after the commit
+ * (kernel ubifs_change_one_lp's idx_gc_cnt argument); budgeting's
+ * min_idx_lebs is left as it is. */
+void ubifs_lpt_add_idx_gc(struct ubifs_lpt *lpt, int32_t delta);
+/* budgeting's min_idx_lebs alone (idx_gc_cnt left as GC keeps it) */
+void ubifs_lpt_set_min_idx_lebs(struct ubifs_lpt *lpt, uint32_t min_idx_lebs);
 /* LEBs that are free + dirty == leb_size, not index, not taken */
 uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt);
 /* An index LEB with free + dirty == leb_size, not taken (kernel

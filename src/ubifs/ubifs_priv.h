@@ -24,6 +24,7 @@ struct ubifs_lpt;
 struct ubifs_log;
 struct ubifs_budget;
 struct ubifs_wcache;
+struct ubifs_gc;
 
 struct ubifs_fs {
 	struct ubi_vol_io *vol;
@@ -61,7 +62,7 @@ struct ubifs_fs {
 	struct ubifs_lpt *lpt; /* ubifs_lpt.h: read at every mount, written by the commit */
 	struct ubifs_log *log; /* ubifs_log.h */
 	struct ubifs_jnl *jnl; /* ubifs_journal.h: heads and write-buffers */
-	uint32_t gc_lnum;      /* the LEB kept empty for GC (master) */
+	uint32_t gc_lnum;      /* the LEB kept empty for GC (master); changed only by ubifs_gc.c */
 	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
 	int in_commit;
 	int replaying;
@@ -71,6 +72,8 @@ struct ubifs_fs {
 	struct ubifs_budget *budget; /* ubifs_budget.h: space reservations (read-only mounts too: statfs) */
 	struct ubifs_wcache *wcache; /* ubifs_wcache.h: dirty file data not yet in the journal */
 	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
+
+	struct ubifs_gc *gc;   /* ubifs_gc.h: GC state (read-write mounts) */
 
 	uint8_t *sbuf; /* one LEB of scratch for scanning */
 	uint8_t *nbuf; /* one node of scratch (UBIFS_MAX_NODE_SZ) */

@@ -18,6 +18,8 @@
 struct bud {
 	uint32_t lnum, offs, jhead;
 	uint64_t sqnum;
+	uint32_t endpt, used; /* from its scan, for set_bud_lprops */
+	int scanned;
 };
 
 struct rentry {
@@ -144,7 +146,7 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 				r->buds = nb;
 				r->cap_buds = cap;
 			}
-			r->buds[r->nbuds++] = (struct bud){ref.lnum, ref.offs, ref.jhead, s->sqnum};
+			r->buds[r->nbuds++] = (struct bud){.lnum = ref.lnum, .offs = ref.offs, .jhead = ref.jhead, .sqnum = s->sqnum};
 		} else if (s->type == UBIFS_CS_NODE) {
 			if (s->offs != 0) {
 				err = util_err_set(&fs->err, -EINVAL, "unexpected commit start node in log LEB %u:%u", lnum,
@@ -189,7 +191,7 @@ static int add_entry(struct ubifs_fs *fs, struct replay *r, const struct rentry 
  * have been empty: if the LPT says otherwise it was garbage-collected
  * without a commit since, and its old dirt does not count. The bud joins
  * the log's list and its head continues after it. */
-static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b, const struct ubifs_sleb *sleb)
+static void bud_used(struct bud *b, const struct ubifs_sleb *sleb)
 {
 	uint32_t used = 0;
 	for (uint32_t i = 0; i < sleb->nodes_cnt; i++) {
@@ -205,8 +207,18 @@ static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b, const struct
 		if (!deletion)
 			used += ubifs_align8(s->len);
 	}
-	uint32_t bdirty = sleb->endpt - b->offs - used;
-	uint32_t bfree = fs->leb_size - sleb->endpt;
+	b->used = used;
+	b->endpt = sleb->endpt;
+	b->scanned = 1;
+}
+
+/* after every entry was applied, as the kernel's set_buds_lprops: the
+ * replay's dirt on a bud that GC emptied before it became a bud is then
+ * complete and can be taken back */
+static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b)
+{
+	uint32_t bdirty = b->endpt - b->offs - b->used;
+	uint32_t bfree = fs->leb_size - b->endpt;
 	struct ubifs_lprops lp;
 	int err = ubifs_lpt_lookup(fs->lpt, b->lnum, &lp);
 	if (err)
@@ -221,7 +233,7 @@ static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b, const struct
 		err = ubifs_log_replayed_bud(fs->log, b->lnum, b->offs, (int)b->jhead);
 	struct ubifs_wbuf *w = fs->jnl ? ubifs_jnl_head(fs->jnl, b->jhead) : NULL;
 	if (!err && w)
-		err = ubifs_wbuf_seek(w, b->lnum, sleb->endpt);
+		err = ubifs_wbuf_seek(w, b->lnum, b->endpt);
 	return err;
 }
 
@@ -334,8 +346,8 @@ static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 			break;
 		}
 	}
-	if (!err && ubifs_lprops_tracked(fs))
-		err = set_bud_lprops(fs, b, &sleb);
+	if (!err)
+		bud_used(&r->buds[bi], &sleb);
 	ubifs_sleb_free(&sleb);
 	return err;
 }
@@ -481,6 +493,9 @@ static int replay_journal(struct ubifs_fs *fs)
 		goto out;
 	fs->buds = (uint32_t)r.nbuds;
 	err = apply_entries(fs, &r);
+	for (size_t i = 0; i < r.nbuds && !err; i++)
+		if (r.buds[i].scanned && ubifs_lprops_tracked(fs))
+			err = set_bud_lprops(fs, &r.buds[i]);
 out:
 	replay_free(&r);
 	return err;

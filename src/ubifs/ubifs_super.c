@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "ubifs/ubifs_budget.h"
+#include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
 #include "ubifs/ubifs_lpt.h"
@@ -30,6 +31,8 @@ static void fs_free(struct ubifs_fs *fs)
 	fs->jnl = NULL;
 	ubifs_orph_close(fs->orph);
 	fs->orph = NULL;
+	ubifs_gc_close(fs->gc);
+	fs->gc = NULL;
 	ubifs_log_close(fs->log);
 	ubifs_lpt_close(fs->lpt);
 	ubifs_tnc_destroy(fs);
@@ -76,6 +79,13 @@ static int rw_prepare(struct ubifs_fs *fs, const struct ubifs_mount_opts *opts)
 		if (err)
 			return err;
 	}
+	/* kernel lpt_init_rw: LPT LEBs the ltab calls free are unmapped (a
+	 * commit may have been cut after its master, before it unmapped them) */
+	for (uint32_t l = fs->lpt_first; l <= fs->lpt_last; l++) {
+		uint32_t lfree, ldirty;
+		if (!ubifs_lpt_ltab(fs->lpt, l, &lfree, &ldirty) && lfree == fs->leb_size && (err = ubifs_leb_unmap(fs, l)))
+			return err;
+	}
 	err = ubifs_log_open(fs, &fs->log);
 	if (!err)
 		err = ubifs_jnl_open(fs, &fs->jnl);
@@ -106,6 +116,9 @@ static int rw_finish(struct ubifs_fs *fs)
 		return err;
 	/* after an unclean unmount: a GC LEB taken anew and a commit, which makes
 	 * the killed orphans and fixed sizes part of the index */
+	err = ubifs_gc_open(fs); /* GC state before the recovery's commit */
+	if (err)
+		return err;
 	if (fs->need_recovery)
 		return ubifs_rcvry_gc_commit(fs);
 	/* kernel ubifs_clear_orphans: a clean file system has no orphans */
@@ -114,11 +127,7 @@ static int rw_finish(struct ubifs_fs *fs)
 		if (e)
 			return e;
 	}
-	fs->gc_lnum = fs->mst.gc_lnum;
-	err = ubifs_lpt_set(fs->lpt, fs->gc_lnum, fs->leb_size, 0, UBIFS_LPROPS_TAKEN);
-	if (!err)
-		err = ubifs_leb_unmap(fs, fs->gc_lnum);
-	return err;
+	return ubifs_gc_mount(fs);
 }
 
 int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, struct ubifs_fs **out,
@@ -187,6 +196,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		err = rw_finish(fs);
 		if (!err)
 			err = ubifs_wcache_open(fs, opts ? opts->dirty_limit : 0, &fs->wcache);
+		if (!err) /* dirty space counts as available now: GC can reclaim it */
+			ubifs_budget_set_gc(fs, ubifs_budget_run_gc);
 		if (err)
 			goto fail;
 	}

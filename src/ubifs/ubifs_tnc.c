@@ -215,6 +215,25 @@ void ubifs_tnc_destroy(struct ubifs_fs *fs)
 {
 	free_subtree(&fs->tnc, fs->tnc.root);
 	fs->tnc.root = NULL;
+	free(fs->tnc.old_idx);
+	fs->tnc.old_idx = NULL;
+	fs->tnc.old_cnt = fs->tnc.old_cap = 0;
+}
+
+/* remember that the committed index has a node at lnum:offs */
+static int old_idx_add(struct ubifs_tnc *t, uint32_t lnum, uint32_t offs)
+{
+	if (t->old_cnt == t->old_cap) {
+		size_t c = t->old_cap ? t->old_cap * 2 : 64;
+		uint64_t *n = realloc(t->old_idx, c * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->old_idx = n;
+		t->old_cap = c;
+	}
+	t->old_idx[t->old_cnt++] = (uint64_t)lnum << 32 | offs;
+	t->old_sorted = 0;
+	return 0;
 }
 
 static int evictable(const struct ubifs_znode *z)
@@ -426,8 +445,12 @@ int ubifs_tnc_lookup_at(struct ubifs_fs *fs, const struct ubifs_key *k, uint8_t 
 }
 
 /* Find the entry with key k and this name: 0 with pos, -ENOENT, <0. */
-static int find_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen, uint8_t *buf,
-		   struct ubifs_tnc_pos *pos)
+/* During the replay an entry of the committed index may point to a node
+ * that is gone: its LEB was garbage-collected and reused before the commit
+ * (kernel fallible_resolve_collision: a "dangling branch"). Such a branch
+ * never matches a name; *dangling (if given) gets the first one. */
+static int find_nm_d(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen, uint8_t *buf,
+		     struct ubifs_tnc_pos *pos, struct ubifs_tnc_pos *dangling, int *have_dangling)
 {
 	int err = ubifs_tnc_seek(fs, k, 0, pos);
 	while (!err) {
@@ -435,6 +458,14 @@ static int find_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *n
 		if (ubifs_key_cmp(&zb->key, k) != 0)
 			return -ENOENT;
 		err = ubifs_tnc_read_leaf(fs, zb, buf);
+		if (err && fs->replaying && err != -ENOMEM && err != -EIO) {
+			if (dangling && !*have_dangling) {
+				*dangling = *pos;
+				*have_dangling = 1;
+			}
+			err = ubifs_tnc_next(fs, pos);
+			continue;
+		}
 		if (err)
 			return err;
 		if (get_le16(buf + 50) == nlen && memcmp(buf + UBIFS_DENT_NODE_SZ, name, nlen) == 0)
@@ -442,6 +473,26 @@ static int find_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *n
 		err = ubifs_tnc_next(fs, pos);
 	}
 	return err;
+}
+
+static int find_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen, uint8_t *buf,
+		   struct ubifs_tnc_pos *pos)
+{
+	return find_nm_d(fs, k, name, nlen, buf, pos, NULL, NULL);
+}
+
+static int delete_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos);
+
+/* replay: drop a dangling branch of key k, if there is one (kernel: an
+ * unmatchable name removed after an add, a removal that finds no name) */
+static int remove_dangling(struct ubifs_fs *fs, const struct ubifs_key *k)
+{
+	struct ubifs_tnc_pos pos, d;
+	int have = 0;
+	int err = find_nm_d(fs, k, "", 0, fs->nbuf, &pos, &d, &have);
+	if (err != -ENOENT)
+		return err;
+	return have ? delete_at(fs, &d) : 0;
 }
 
 int ubifs_tnc_lookup_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char *name, size_t nlen,
@@ -494,6 +545,8 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 		/* read-write: the on-flash copy is now old index, its space dirt
 		 * (kernel add_idx_dirt) */
 		if (ubifs_lprops_tracked(fs) && cur->len) {
+			if (old_idx_add(&fs->tnc, cur->lnum, cur->offs))
+				fs->ro_error = 1; /* the in-the-gaps commit could overwrite it */
 			fs->tnc.idx_size -= ubifs_align8(cur->len);
 			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))
 				fs->ro_error = 1;
@@ -700,7 +753,10 @@ int ubifs_tnc_add_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const char 
 		return replace_at(fs, &pos, lnum, offs, len);
 	if (err != -ENOENT)
 		return err;
-	return insert_at_lt(fs, k, lnum, offs, len);
+	err = insert_at_lt(fs, k, lnum, offs, len);
+	if (!err && fs->replaying)
+		err = remove_dangling(fs, k);
+	return err;
 }
 
 int ubifs_tnc_remove(struct ubifs_fs *fs, const struct ubifs_key *k)
@@ -721,7 +777,7 @@ int ubifs_tnc_remove_nm(struct ubifs_fs *fs, const struct ubifs_key *k, const ch
 	struct ubifs_tnc_pos pos;
 	int err = find_nm(fs, k, name, nlen, fs->nbuf, &pos);
 	if (err == -ENOENT)
-		return 0;
+		return fs->replaying ? remove_dangling(fs, k) : 0;
 	if (err)
 		return err;
 	return delete_at(fs, &pos);
@@ -781,4 +837,126 @@ int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum)
 	struct ubifs_key lo = ubifs_key_make(inum, UBIFS_INO_KEY, 0);
 	struct ubifs_key hi = {inum, 0xFFFFFFFFu};
 	return ubifs_tnc_remove_range(fs, &lo, &hi);
+}
+
+/* ---- garbage collection (ubifs_gc.c) ---- */
+
+/* the level-0 position of the leaf with key k stored at lnum:offs (the
+ * run of colliding keys is walked), -ENOENT if the index does not use it */
+static int find_leaf_at(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs,
+			struct ubifs_tnc_pos *pos)
+{
+	int err = ubifs_tnc_seek(fs, k, 0, pos);
+	while (!err && ubifs_key_cmp(&ubifs_tnc_at(pos)->key, k) == 0) {
+		const struct ubifs_zbranch *zb = ubifs_tnc_at(pos);
+		if (zb->lnum == lnum && zb->offs == offs)
+			return 0;
+		err = ubifs_tnc_next(fs, pos);
+	}
+	return err && err != -ENOENT ? err : -ENOENT;
+}
+
+int ubifs_tnc_has_leaf(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs)
+{
+	struct ubifs_tnc_pos pos;
+	int err = find_leaf_at(fs, k, lnum, offs, &pos);
+	return err == -ENOENT ? 0 : err ? err : 1;
+}
+
+int ubifs_tnc_replace_leaf(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t old_lnum, uint32_t old_offs,
+			   uint32_t lnum, uint32_t offs, uint32_t len)
+{
+	struct ubifs_tnc_pos pos;
+	int err = find_leaf_at(fs, k, old_lnum, old_offs, &pos);
+	if (err)
+		return err;
+	return replace_at(fs, &pos, lnum, offs, len);
+}
+
+/* Depth-first over the branches a key k can be under (kernel lookup_znode:
+ * the last branch with key <= k, and those left of a run of keys equal to
+ * k): the branch at `level + 1` that points to lnum:offs; *out = its znode
+ * (loaded). 1 found, 0 not, <0 error. */
+static int idx_walk(struct ubifs_fs *fs, struct ubifs_znode *z, const struct ubifs_key *k, unsigned level,
+		    uint32_t lnum, uint32_t offs, int depth, struct ubifs_znode **out)
+{
+	if (depth > UBIFS_MAX_LEVELS || z->level <= level)
+		return 0;
+	int n = search_le(z, k);
+	if (n < 0)
+		n = 0;
+	for (int i = n; i >= 0; i--) {
+		if (i < n && ubifs_key_cmp(&z->zbranch[i + 1].key, k) != 0)
+			break;
+		struct ubifs_zbranch *zb = &z->zbranch[i];
+		if (z->level == level + 1 && (zb->lnum != lnum || zb->offs != offs))
+			continue;
+		struct ubifs_znode *c;
+		int err = get_child(fs, z, (uint32_t)i, &c);
+		if (err)
+			return err;
+		if (z->level == level + 1) {
+			*out = c;
+			return 1;
+		}
+		err = idx_walk(fs, c, k, level, lnum, offs, depth + 1, out);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* the znode the index keeps (or kept, if dirty) at lnum:offs */
+static int idx_find(struct ubifs_fs *fs, const struct ubifs_key *k, unsigned level, uint32_t lnum, uint32_t offs,
+		    struct ubifs_znode **out)
+{
+	struct ubifs_znode *r = fs->tnc.root;
+	if (!r)
+		return 0;
+	if (r->level == level) {
+		if (r->dirty || r->lnum != lnum || r->offs != offs)
+			return 0;
+		*out = r;
+		return 1;
+	}
+	return idx_walk(fs, r, k, level, lnum, offs, 0, out);
+}
+
+int ubifs_tnc_dirty_idx(struct ubifs_fs *fs, const struct ubifs_key *k, unsigned level, uint32_t lnum, uint32_t offs)
+{
+	struct ubifs_znode *z = NULL;
+	int r = idx_find(fs, k, level, lnum, offs, &z);
+	if (r <= 0 || z->dirty)
+		return r < 0 ? r : 0; /* a dirty one's old copy is dirt already */
+	return dirty_path(fs, z) ? 1 : -ENOMEM;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int ubifs_tnc_idx_in_use(struct ubifs_fs *fs, const struct ubifs_key *k, unsigned level, uint32_t lnum,
+			 uint32_t offs)
+{
+	struct ubifs_znode *z = NULL;
+	int r = idx_find(fs, k, level, lnum, offs, &z);
+	if (r < 0)
+		return r;
+	if (r)
+		return z->dirty ? 1 : 2;
+	struct ubifs_tnc *t = &fs->tnc;
+	if (!t->old_sorted) {
+		qsort(t->old_idx, t->old_cnt, sizeof(*t->old_idx), u64_cmp);
+		t->old_sorted = 1;
+	}
+	uint64_t key = (uint64_t)lnum << 32 | offs;
+	return t->old_cnt && bsearch(&key, t->old_idx, t->old_cnt, sizeof(key), u64_cmp) ? 1 : 0;
+}
+
+void ubifs_tnc_old_idx_clear(struct ubifs_fs *fs)
+{
+	fs->tnc.old_cnt = 0;
+	fs->tnc.old_sorted = 1;
 }

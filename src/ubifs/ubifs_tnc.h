@@ -51,6 +51,13 @@ struct ubifs_tnc {
 	 * the index head, where the next commit appends */
 	uint64_t idx_size;
 	uint32_t ihead_lnum, ihead_offs;
+	/* read-write: where the committed index had the znodes dirtied since
+	 * the last commit (kernel old_idx tree): the in-the-gaps commit must
+	 * not write over them. Reset by ubifs_tnc_old_idx_clear at commit. */
+	uint64_t *old_idx; /* lnum << 32 | offs */
+	size_t old_cnt, old_cap;
+	int old_sorted;
+	uint64_t gap_commits, gap_lebs; /* in-the-gaps commits, LEBs filled so (ubifs_tnc_commit.c) */
 };
 
 /* a position at level 0: branch n of znode z (n may be -1: before the first) */
@@ -100,5 +107,24 @@ void ubifs_tnc_written(struct ubifs_fs *fs, struct ubifs_znode *z, uint32_t lnum
 
 /* An inode with all its keys, its xattr entries and their xattr inodes. */
 int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum);
+
+/* Garbage collection (ubifs_gc.c, kernel ubifs_tnc_has_node /
+ * ubifs_tnc_replace / ubifs_dirty_idx_node). has_leaf: 1 when the index
+ * uses the leaf with key k stored at lnum:offs, 0 when that copy is dead.
+ * replace_leaf: that leaf now lives at new lnum:offs (the old copy becomes
+ * dirt), -ENOENT if the index does not use it. dirty_idx: the index node
+ * at lnum:offs (level, first key k) is made dirty with its ancestors, so
+ * the next commit writes it elsewhere: 1 done, 0 not used (or dirty). */
+int ubifs_tnc_has_leaf(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t lnum, uint32_t offs);
+int ubifs_tnc_replace_leaf(struct ubifs_fs *fs, const struct ubifs_key *k, uint32_t old_lnum, uint32_t old_offs,
+			   uint32_t lnum, uint32_t offs, uint32_t len);
+int ubifs_tnc_dirty_idx(struct ubifs_fs *fs, const struct ubifs_key *k, unsigned level, uint32_t lnum, uint32_t offs);
+/* The in-the-gaps commit (kernel is_idx_node_in_use): is the index node at
+ * lnum:offs (level, first key k) used by the committed index? 0 no (its
+ * space may be written over), 1 yes but not after this commit (dirty or
+ * deleted since), 2 yes and still clean. */
+int ubifs_tnc_idx_in_use(struct ubifs_fs *fs, const struct ubifs_key *k, unsigned level, uint32_t lnum,
+			 uint32_t offs);
+void ubifs_tnc_old_idx_clear(struct ubifs_fs *fs);
 
 #endif

@@ -33,7 +33,7 @@ python3 "$P" dent-name fs.ubifs zzz 'z\0z' >/dev/null || fail "patch NUL"
 python3 "$P" data-size fs.ubifs 777 5000 >/dev/null || fail "patch data size"
 
 # 1. impossible names: hidden and logged, the rest of the directory listed
-"$UBIKIT" mount -f fs.ubifs mnt 2>fuse.err &
+"$UBIKIT" mount -o ro -f fs.ubifs mnt 2>fuse.err &
 pid=$!
 wait_mounted || fail "not mounted after 5 s"
 ls -a mnt >ls.out 2>ls.err || fail "ls -a of a directory with impossible names failed: $(cat ls.err)"
@@ -51,10 +51,10 @@ done
 grep -q "bad size 5000" fuse.err || fail "the damaged read was not logged: $(cat fuse.err)"
 
 # 3. relative mount point, background, SIGTERM: unmounted, nothing left behind
-"$UBIKIT" mount fs.ubifs mnt || fail "background mount failed"
+"$UBIKIT" mount -o ro fs.ubifs mnt || fail "background mount failed"
 wait_mounted || fail "background: not mounted after 5 s"
 dpid=$(command -v fuser >/dev/null && fuser -m "$S/mnt" 2>/dev/null | tr -s " " "\n" | grep -E "^[0-9]+$" | head -1)
-[ -n "$dpid" ] || dpid=$(pgrep -f "^$UBIKIT mount fs.ubifs mnt$" | head -1)
+[ -n "$dpid" ] || dpid=$(pgrep -f "^$UBIKIT mount -o ro fs.ubifs mnt$" | head -1)
 [ -n "$dpid" ] || fail "cannot find the mount daemon"
 kill -TERM "$dpid"
 wait_unmounted || fail "SIGTERM: still mounted after 5 s (relative mount point lost at daemonizing)"
@@ -64,7 +64,7 @@ ls mnt >/dev/null 2>&1 || fail "SIGTERM: the mount point is not usable afterward
 # 4. foreground, SIGINT (Ctrl-C): unmounted, exit 0. (Job control on: a
 # script's background job would otherwise start with SIGINT ignored.)
 set -m
-"$UBIKIT" mount -f fs.ubifs mnt 2>/dev/null &
+"$UBIKIT" mount -o ro -f fs.ubifs mnt 2>/dev/null &
 pid=$!
 set +m
 wait_mounted || fail "-f: not mounted after 5 s"

@@ -131,8 +131,8 @@ sums f.img f.img.sim >f.md5
 # keeps the lock): a writer is told which process has it.
 if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	mkdir -p mnt
-	if U mount k.img mnt 2>mount.err; then
-		expect 1 "k.img is in use: pid [0-9]+ \\(.*ubikit mount k.img mnt\\) holds a read lock" \
+	if U mount -o ro k.img mnt 2>mount.err; then
+		expect 1 "k.img is in use: pid [0-9]+ \\(.*ubikit mount -o ro k.img mnt\\) holds a read lock" \
 			"format of a mounted image" -- U format k.img -q --page 2048 --peb 128KiB
 		fusermount3 -u mnt || fail "fusermount3 -u"
 		same "format of a mounted image" k.md5

@@ -53,10 +53,23 @@ struct wm {
 	uint64_t root; /* "/w" */
 	unsigned ops, made;
 	uint64_t bytes;
+	uint64_t limit; /* wm_set_limit: bound on live file bytes (0: none) */
+	size_t *slot;   /* inum -> index in ino + 1 (find_ino without a scan) */
+	size_t nslot;
+	unsigned limit_truncs;
 };
+
+#define WM_SLOT_MAX (1u << 22)
 
 static struct mino *find_ino(const struct wm *m, uint64_t inum)
 {
+	if (inum < m->nslot) {
+		size_t s = m->slot[inum];
+		struct mino *i = s ? &m->ino[s - 1] : NULL;
+		return i && i->live && i->inum == inum ? i : NULL;
+	}
+	if (inum < WM_SLOT_MAX)
+		return NULL;
 	for (size_t i = 0; i < m->nino; i++)
 		if (m->ino[i].live && m->ino[i].inum == inum)
 			return &m->ino[i];
@@ -68,6 +81,17 @@ static struct mino *add_ino(struct wm *m, uint64_t inum, uint32_t mode)
 	if (m->nino == m->cap_ino) {
 		m->cap_ino = m->cap_ino ? m->cap_ino * 2 : 64;
 		m->ino = realloc(m->ino, m->cap_ino * sizeof(*m->ino));
+	}
+	if (inum < WM_SLOT_MAX) {
+		if (inum >= m->nslot) {
+			size_t n = m->nslot ? m->nslot : 1024;
+			while (n <= inum)
+				n *= 2;
+			m->slot = realloc(m->slot, n * sizeof(*m->slot));
+			memset(m->slot + m->nslot, 0, (n - m->nslot) * sizeof(*m->slot));
+			m->nslot = n;
+		}
+		m->slot[inum] = m->nino + 1;
 	}
 	struct mino *i = &m->ino[m->nino++];
 	memset(i, 0, sizeof(*i));
@@ -255,6 +279,7 @@ void wm_free(struct wm *m)
 		if (m->ino[i].live)
 			drop_ino(&m->ino[i]);
 	free(m->ino);
+	free(m->slot);
 	free(m->ent);
 	free(m);
 }
@@ -358,6 +383,26 @@ static void gone_if_unlinked(struct wm *m, struct mino *i)
 		drop_ino(i);
 }
 
+void wm_set_limit(struct wm *m, uint64_t max_bytes)
+{
+	m->limit = max_bytes;
+}
+
+/* file bytes the model holds (each inode once, hard links or not) */
+uint64_t wm_live_bytes(const struct wm *m)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < m->nino; k++)
+		if (m->ino[k].live && S_ISREG(m->ino[k].mode))
+			n += m->ino[k].size;
+	return n;
+}
+
+static uint64_t live_bytes(const struct wm *m)
+{
+	return wm_live_bytes(m);
+}
+
 static int trace_on = -1;
 #define TRACE(...)                                                                                                     \
 	do {                                                                                                           \
@@ -372,6 +417,9 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 	uint8_t *buf = malloc(300 * 1024);
 	for (unsigned op = 0; op < n; op++, m->ops++) {
 		unsigned kind = (unsigned)rnd(m, 100);
+		/* bounded: names (creations, links) give way to removals */
+		if (m->limit && m->nent > 300 && (kind < 14 || (kind >= 58 && kind < 64)))
+			kind = 48 + kind % 10;
 		char name[64];
 		int err;
 		if (kind < 14) { /* create a file, dir, symlink, fifo, device, socket */
@@ -425,8 +473,20 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 				continue;
 			struct mino *i = find_ino(m, e->inum);
 			size_t maxlen = big && rnd(m, 10) == 0 ? 256 * 1024 : 12000;
+			if (m->limit && maxlen > m->limit / 8)
+				maxlen = (size_t)(m->limit / 8);
 			size_t len = 1 + rnd(m, maxlen);
 			uint64_t off = rnd(m, 3) == 0 ? i->size : rnd(m, i->size + 8192);
+			if (m->limit && live_bytes(m) + (off + len > i->size ? off + len - i->size : 0) > m->limit) {
+				/* keep the live data bounded: empty this file instead */
+				err = ubifs_truncate(fs, i->inum, 0);
+				if (err)
+					FAIL("op %u: truncate %llu to 0 (limit): %d (%s)", m->ops, (unsigned long long)i->inum,
+					     err, ubifs_errmsg(fs));
+				set_len(i, 0);
+				m->limit_truncs++;
+				continue;
+			}
 			if (rnd(m, 2))
 				util_prng_fill(&m->r, buf, len);
 			else

@@ -30,6 +30,12 @@ int wm_run(struct wm *m, struct ubifs_fs *fs, unsigned n, int big, char *why, si
 int wm_check(const struct wm *m, struct ubifs_fs *fs, char *why, size_t whysz);
 /* The tree under /w, one line per path (sorted), then xattrs. */
 void wm_manifest(const struct wm *m, FILE *out);
+/* Keep the regular files' bytes at most max_bytes (0: no bound): a write
+ * that would pass it empties its file instead (a truncation to 0), and
+ * single writes are at most max_bytes / 8, and above 300 names creations
+ * and links become removals (GC churn on small devices). */
+void wm_set_limit(struct wm *m, uint64_t max_bytes);
+uint64_t wm_live_bytes(const struct wm *m);
 /* counts of operations done, for the test's report */
 void wm_stats(const struct wm *m, unsigned *ops, unsigned *files, uint64_t *bytes_written);
 

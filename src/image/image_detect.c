@@ -1,4 +1,4 @@
-/* tool_image_detect — find out what an image file is and its geometry,
+/* image_detect — find out what an image file is and its geometry,
  * reading it with pread only: bare UBIFS (superblock node at offset 0),
  * simulator flash (".sim" sidecar), or UBI PEBs with or without OOB.
  *
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tool_image.h"
+#include "image/image.h"
 #include "ubi/ubi_media.h"
 #include "util/util_crc.h"
 #include "util/util_endian.h"
@@ -48,8 +48,8 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static void how_add(struct tool_image_geo *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void how_add(struct tool_image_geo *g, const char *fmt, ...)
+static void how_add(struct ubikit_image_geo *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void how_add(struct ubikit_image_geo *g, const char *fmt, ...)
 {
 	size_t used = strlen(g->how);
 	if (used + 2 >= sizeof(g->how))
@@ -86,7 +86,7 @@ static bool is_ubifs_sb(const uint8_t *b)
 }
 
 /* File offset of byte `off` of a PEB under a page+OOB layout. */
-static uint64_t map_off(const struct tool_image_geo *g, uint32_t off)
+static uint64_t map_off(const struct ubikit_image_geo *g, uint32_t off)
 {
 	if (!g->has_oob)
 		return off;
@@ -94,7 +94,7 @@ static uint64_t map_off(const struct tool_image_geo *g, uint32_t off)
 }
 
 /* Read bytes [off, off+len) of PEB `peb` (len within one page if OOB). */
-static int read_peb(int fd, const struct tool_image_geo *g, uint32_t peb, uint32_t off, void *buf, size_t len)
+static int read_peb(int fd, const struct ubikit_image_geo *g, uint32_t peb, uint32_t off, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	while (len) {
@@ -116,7 +116,7 @@ static int read_peb(int fd, const struct tool_image_geo *g, uint32_t peb, uint32
 
 /* Score a page+OOB hypothesis by how many VID headers sit where it says
  * they are (-1: a header area that is neither a header nor erased). */
-static int score_layout(int fd, struct tool_image_geo *g, const uint64_t *ec_off, int n_ec)
+static int score_layout(int fd, struct ubikit_image_geo *g, const uint64_t *ec_off, int n_ec)
 {
 	int score = 0;
 	for (int i = 0; i < n_ec; i++) {
@@ -136,7 +136,7 @@ static int score_layout(int fd, struct tool_image_geo *g, const uint64_t *ec_off
 }
 
 /* Sum of reserved_pebs over the volume table in a layout-volume PEB. */
-static uint32_t vtbl_reserved(int fd, struct tool_image_geo *g, uint32_t peb)
+static uint32_t vtbl_reserved(int fd, struct ubikit_image_geo *g, uint32_t peb)
 {
 	uint32_t leb = g->peb_size - g->data_offset, slots = ubi_vtbl_slots(leb), sum = 0;
 	uint8_t rec[UBI_VTBL_RECORD_SIZE];
@@ -153,7 +153,7 @@ static uint32_t vtbl_reserved(int fd, struct tool_image_geo *g, uint32_t peb)
 /* Look for the UBIFS superblock in LEB 0 of some user volume; returns its
  * min_io_size and leb_size (0 if none found). Also notes how many PEBs the
  * volume table reserves (g->vtbl_pebs). */
-static void find_ubifs_sb(int fd, struct tool_image_geo *g, uint32_t *min_io, uint32_t *leb_size)
+static void find_ubifs_sb(int fd, struct ubikit_image_geo *g, uint32_t *min_io, uint32_t *leb_size)
 {
 	*min_io = 0;
 	*leb_size = 0;
@@ -190,7 +190,7 @@ static void find_ubifs_sb(int fd, struct tool_image_geo *g, uint32_t *min_io, ui
 
 static const uint32_t page_sizes[] = {512, 2048, 4096, 8192, 16384};
 
-static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image_geo *g, char *msg, size_t msglen)
+static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_image_geo *g, char *msg, size_t msglen)
 {
 	/* Collect the first EC headers: offsets step 16 (every known page+OOB
 	 * size is a multiple of 16). */
@@ -288,14 +288,14 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 		oob = true;
 
 	if (!oob) {
-		g->kind = TOOL_KIND_UBI;
+		g->kind = UBIKIT_IMAGE_UBI;
 		g->has_oob = false;
 		g->peb_size = (uint32_t)stride;
 		if (!o->peb_size)
 			how_add(g, "power of two: PEB size %u without OOB;", g->peb_size);
 	} else {
 		/* Try page sizes and pages per PEB; keep the best-scoring layout. */
-		struct tool_image_geo best = *g;
+		struct ubikit_image_geo best = *g;
 		int best_score = -1;
 		int best_pref = 0;
 		for (size_t pi = 0; pi < sizeof(page_sizes) / sizeof(page_sizes[0]); pi++) {
@@ -313,7 +313,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 					continue;
 				if (g->data_offset % p && !o->page_size)
 					continue;
-				struct tool_image_geo t = *g;
+				struct ubikit_image_geo t = *g;
 				t.has_oob = true;
 				t.page_size = p;
 				t.oob_size = oobsz;
@@ -339,7 +339,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 			return -EINVAL;
 		}
 		*g = best;
-		g->kind = TOOL_KIND_NAND_OOB;
+		g->kind = UBIKIT_IMAGE_NAND_OOB;
 		how_add(g, "%" PRIu64 " = %u pages x (%u + %u OOB): NAND dump with OOB (%d VID headers confirm);",
 			stride, g->peb_size / g->page_size, g->page_size, g->oob_size, best_score);
 	}
@@ -374,7 +374,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 	}
 	if (sb_min_io == 8 && g->data_offset == 128 && !o->page_size)
 		g->page_size = 1;
-	g->flash_type = g->page_size == 1 ? FLASH_NOR : FLASH_NAND;
+	g->flash_type = g->page_size == 1 ? UBIKIT_IMAGE_FLASH_NOR : UBIKIT_IMAGE_FLASH_NAND;
 	g->subpage_size = g->page_size;
 	if (g->vid_hdr_offset < g->page_size && g->page_size > 1) {
 		/* headers written in sub-pages */
@@ -389,7 +389,7 @@ static int detect_ubi(int fd, const struct tool_image_opts *o, struct tool_image
 	return 0;
 }
 
-int tool_image_detect(const char *path, const struct tool_image_opts *o, struct tool_image_geo *g, char *msg,
+int ubikit_image_detect(const char *path, const struct ubikit_image_opts *o, struct ubikit_image_geo *g, char *msg,
 		      size_t msglen)
 {
 	memset(g, 0, sizeof(*g));
@@ -401,6 +401,17 @@ int tool_image_detect(const char *path, const struct tool_image_opts *o, struct 
 		return -e;
 	}
 	struct stat st;
+	if (!fstat(fd, &st) && (S_ISCHR(st.st_mode) || o->kind == UBIKIT_IMAGE_MTD)) {
+		/* MTD character device: the driver knows the geometry (opened later) */
+		close(fd);
+		if (!S_ISCHR(st.st_mode)) {
+			snprintf(msg, msglen, "%s: --kind mtd needs an MTD character device (/dev/mtdN)", path);
+			return -EINVAL;
+		}
+		g->kind = UBIKIT_IMAGE_MTD;
+		how_add(g, "character device: Linux MTD device, geometry from the driver;");
+		return 0;
+	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		/* block devices / MTD char devices: size via lseek */
 		off_t end = lseek(fd, 0, SEEK_END);
@@ -426,25 +437,25 @@ int tool_image_detect(const char *path, const struct tool_image_opts *o, struct 
 		snprintf(msg, msglen, "%s: read error: %s", path, strerror(-ret));
 		goto out;
 	}
-	enum tool_image_kind kind = o->kind;
-	if (kind == TOOL_KIND_AUTO) {
+	enum ubikit_image_kind kind = o->kind;
+	if (kind == UBIKIT_IMAGE_AUTO) {
 		if (access(side, F_OK) == 0)
-			kind = TOOL_KIND_SIM;
+			kind = UBIKIT_IMAGE_SIM;
 		else if (hl == UBIFS_SB_NODE_SZ && get_le32(head) == UBIFS_NODE_MAGIC && head[20] == UBIFS_SB_NODE)
-			kind = TOOL_KIND_UBIFS;
+			kind = UBIKIT_IMAGE_UBIFS;
 		else if (g->file_size == 0) {
 			snprintf(msg, msglen, "%s: empty file", path);
 			ret = -EINVAL;
 			goto out;
 		}
 	}
-	if (kind == TOOL_KIND_SIM) {
-		g->kind = TOOL_KIND_SIM;
+	if (kind == UBIKIT_IMAGE_SIM) {
+		g->kind = UBIKIT_IMAGE_SIM;
 		how_add(g, "%s exists: ubikit flash simulator image, geometry from the sidecar;", side);
 		goto out;
 	}
-	if (kind == TOOL_KIND_UBIFS) {
-		g->kind = TOOL_KIND_UBIFS;
+	if (kind == UBIKIT_IMAGE_UBIFS) {
+		g->kind = UBIKIT_IMAGE_UBIFS;
 		if (!is_ubifs_sb(head)) {
 			snprintf(msg, msglen, "%s: LEB 0:0: UBIFS superblock node has a bad CRC or wrong type/length", path);
 			ret = -EINVAL;
@@ -465,11 +476,11 @@ int tool_image_detect(const char *path, const struct tool_image_opts *o, struct 
 			how_add(g, "file size is not a multiple of the LEB size (tail ignored);");
 		goto out;
 	}
-	if (kind == TOOL_KIND_UBI || kind == TOOL_KIND_NAND_OOB || kind == TOOL_KIND_AUTO) {
-		struct tool_image_opts oo = *o;
-		if (kind == TOOL_KIND_NAND_OOB && oo.with_oob == -1)
+	if (kind == UBIKIT_IMAGE_UBI || kind == UBIKIT_IMAGE_NAND_OOB || kind == UBIKIT_IMAGE_AUTO) {
+		struct ubikit_image_opts oo = *o;
+		if (kind == UBIKIT_IMAGE_NAND_OOB && oo.with_oob == -1)
 			oo.with_oob = 1;
-		if (kind == TOOL_KIND_UBI && oo.with_oob == -1)
+		if (kind == UBIKIT_IMAGE_UBI && oo.with_oob == -1)
 			oo.with_oob = 0;
 		ret = detect_ubi(fd, &oo, g, msg, msglen);
 	}
@@ -479,40 +490,20 @@ out:
 	return ret;
 }
 
-const char *tool_image_kind_name(enum tool_image_kind k)
+const char *ubikit_image_kind_name(enum ubikit_image_kind k)
 {
 	switch (k) {
-	case TOOL_KIND_UBI:
+	case UBIKIT_IMAGE_UBI:
 		return "UBI image (PEBs without OOB)";
-	case TOOL_KIND_NAND_OOB:
+	case UBIKIT_IMAGE_NAND_OOB:
 		return "raw NAND dump with OOB";
-	case TOOL_KIND_UBIFS:
+	case UBIKIT_IMAGE_UBIFS:
 		return "bare UBIFS image";
-	case TOOL_KIND_SIM:
+	case UBIKIT_IMAGE_SIM:
 		return "ubikit flash simulator";
+	case UBIKIT_IMAGE_MTD:
+		return "Linux MTD device";
 	default:
 		return "unknown";
 	}
-}
-
-void tool_image_print_geo(const struct tool_image_geo *g, FILE *out)
-{
-	fprintf(out, "image kind:       %s\n", tool_image_kind_name(g->kind));
-	fprintf(out, "file size:        %" PRIu64 "\n", g->file_size);
-	if (g->kind == TOOL_KIND_UBIFS) {
-		fprintf(out, "LEB size:         %u\nmin I/O:          %u\nLEBs in file:     %u\n", g->leb_size,
-			g->page_size, g->peb_count);
-	} else {
-		fprintf(out, "flash type:       %s\n", g->flash_type == FLASH_NOR ? "NOR" : "NAND");
-		fprintf(out, "PEB size:         %u\n", g->peb_size);
-		fprintf(out, "PEB count:        %u\n", g->peb_count);
-		fprintf(out, "min I/O:          %u\n", g->page_size);
-		fprintf(out, "sub-page:         %u\n", g->subpage_size);
-		if (g->has_oob)
-			fprintf(out, "OOB per page:     %u (PEB stride in file %u)\n", g->oob_size, g->peb_stride);
-		fprintf(out, "VID header offs:  %u\ndata offset:      %u\nLEB size:         %u\n", g->vid_hdr_offset,
-			g->data_offset, g->leb_size);
-	}
-	if (g->how[0])
-		fprintf(out, "detected:         %s\n", g->how);
 }
