@@ -321,11 +321,17 @@ int bench_fs_create_file(struct bench_fs *b, const char *path, unsigned writes, 
 	if (ret)
 		return bench_fs_failed(b, "create", path, ret);
 	for (unsigned i = 0; i < writes; i++) {
-		ssize_t n = ubikit_write(f, bench_fs_data(b, wsize), wsize);
-		if (n != (ssize_t)wsize) {
-			ret = bench_fs_failed(b, "write", path, n < 0 ? (int)n : -EIO);
-			ubikit_close(f);
-			return ret;
+		const uint8_t *p = bench_fs_data(b, wsize);
+		/* a short write (the file system filled up part way) is continued,
+		 * as POSIX callers do: the next call says why */
+		for (size_t done = 0; done < wsize;) {
+			ssize_t n = ubikit_write(f, p + done, wsize - done);
+			if (n <= 0) {
+				ret = bench_fs_failed(b, "write", path, n < 0 ? (int)n : -EIO);
+				ubikit_close(f);
+				return ret;
+			}
+			done += (size_t)n;
 		}
 		b->user_bytes += wsize;
 	}

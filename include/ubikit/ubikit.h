@@ -30,6 +30,8 @@ enum {
 struct ubikit_mount_opts {
 	unsigned flags;          /* UBIKIT_MOUNT_* */
 	size_t tnc_cache_bytes;  /* bound on cached index nodes; 0 = default */
+	size_t dirty_bytes_max;  /* write-back: dirty file data kept in memory before it is written
+				  * to the journal; 0 = default (4 MiB) */
 };
 
 struct ubikit_stat {
@@ -85,8 +87,11 @@ ssize_t ubikit_getxattr(struct ubikit_fs *fs, const char *path, const char *name
 
 /* ---- changes (read-write mounts; read-only ones answer -EROFS) ----
  * ubikit_open takes O_WRONLY/O_RDWR, O_CREAT (mode), O_EXCL, O_TRUNC,
- * O_APPEND. Writes reach the journal at once and the flash at
- * ubikit_fsync/ubikit_sync/unmount or when a write-buffer fills. New
+ * O_APPEND. Writes are cached in memory (write-back) and reach the
+ * journal at ubikit_fsync/ubikit_sync/unmount or when dirty_bytes_max is
+ * reached; every call that may add data reserves its space first, so a
+ * full file system answers -ENOSPC at that call (a write may then take
+ * fewer bytes than asked) and never loses what it accepted. New
  * inodes belong to the process's effective uid/gid. */
 ssize_t ubikit_write(struct ubikit_file *f, const void *buf, size_t len);
 ssize_t ubikit_pwrite(struct ubikit_file *f, const void *buf, size_t len, uint64_t off);

@@ -21,6 +21,7 @@ int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts
 	struct ubifs_mount_opts o = {
 		.read_only = opts ? !!(opts->flags & UBIKIT_MOUNT_RDONLY) : 1,
 		.tnc_cache_bytes = opts ? opts->tnc_cache_bytes : 0,
+		.dirty_limit = opts ? opts->dirty_bytes_max : 0,
 	};
 	struct util_err err;
 	util_err_clear(&err);
@@ -69,7 +70,7 @@ int ubikit_statfs(struct ubikit_fs *fs, struct ubikit_statfs *st)
 	st->block_size = s.block_size;
 	st->blocks = s.blocks;
 	st->blocks_free = s.blocks_free;
-	st->blocks_avail = s.blocks_free;
+	st->blocks_avail = s.blocks_avail;
 	st->files = s.files;
 	st->name_max = s.name_max;
 	return 0;

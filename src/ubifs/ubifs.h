@@ -26,6 +26,8 @@ struct ubifs_mount_opts {
 	size_t tnc_cache_bytes; /* bound on clean cached index nodes; 0 = default (1 MiB) */
 	int unsafe_skip_crc;    /* FUZZING ONLY: accept nodes whose CRC is wrong (the superblock's
 				 * is still checked), so that mutated images get past the CRCs */
+	size_t dirty_limit;     /* write-back: bytes of dirty file data cached before it is written
+				 * back; 0 = default (4 MiB) */
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's
@@ -123,9 +125,12 @@ int ubifs_next_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t
 ssize_t ubifs_listxattr(struct ubifs_fs *fs, uint64_t inum, char *buf, size_t size);
 ssize_t ubifs_getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size);
 
+/* The kernel's statfs: blocks = c->block_cnt, blocks_free from
+ * ubifs_get_free_space (budget.c), blocks_avail without the reserved pool. */
 struct ubifs_statfs {
 	uint64_t block_size, blocks, blocks_free;
 	uint64_t files, name_max;
+	uint64_t blocks_avail;
 };
 int ubifs_statfs(struct ubifs_fs *fs, struct ubifs_statfs *st);
 
@@ -155,7 +160,10 @@ int ubifs_unlink(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nle
 int ubifs_rmdir(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen);
 int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, size_t old_nlen, uint64_t new_dir,
 		 const char *new_name, size_t new_nlen, unsigned flags);
-/* Write len bytes at off (extends the file; holes stay holes). Returns len. */
+/* Write len bytes at off (extends the file; holes stay holes) into the
+ * write-back cache (ubifs_wcache.h), each block budgeted first. Returns
+ * the bytes taken: len, fewer when the file system filled up part way,
+ * -ENOSPC when nothing fitted. */
 ssize_t ubifs_write_data(struct ubifs_fs *fs, uint64_t inum, const void *buf, size_t len, uint64_t off);
 /* Set the size (shrink cuts blocks, grow leaves a hole). */
 int ubifs_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size);

@@ -15,6 +15,7 @@
  * Triggered by ubifs_sync/unmount and by the journal when the log is full. */
 #include <errno.h>
 
+#include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
@@ -60,6 +61,7 @@ int ubifs_commit(struct ubifs_fs *fs)
 	err = ubifs_tnc_commit(fs, &rl, &ro, &rlen);
 	if (err)
 		goto out;
+	ubifs_budget_commit_done(fs); /* the committed index is the budget's base now */
 	struct ubifs_lpt_pos lpos;
 	err = ubifs_lpt_commit(fs->lpt, &lpos);
 	if (err)

@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_wcache.h"
 
 #define CALC_DENT_SIZE(nlen) ubifs_align8(UBIFS_DENT_NODE_SZ + (uint32_t)(nlen) + 1)
 
@@ -153,11 +155,17 @@ int ubifs_mknod(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen
 	struct two_inodes *t = malloc(sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	/* kernel ubifs_create/mkdir/mknod: the inode, its entry, the parent */
+	struct ubifs_budget_req req = {.new_ino = 1, .new_dent = 1, .dirtied_ino = 1};
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		req.new_ino_d = 8;
 	err = get_dir(fs, dir, &t->a);
 	if (!err && t->a.nlink == 0)
 		err = -ENOENT;
 	if (!err && (err = exists(fs, dir, name, nlen, NULL)) > 0)
 		err = -EEXIST;
+	if (!err)
+		err = ubifs_budget_space(fs, &req);
 	if (!err)
 		err = ubifs_new_inode(fs, &t->a, mode, uid, gid, &t->b);
 	if (!err && (S_ISCHR(mode) || S_ISBLK(mode))) {
@@ -173,6 +181,7 @@ int ubifs_mknod(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nlen
 	}
 	if (!err)
 		err = add_new(fs, &t->a, name, nlen, &t->b, inum);
+	ubifs_release_budget(fs, &req);
 	free(t);
 	return err;
 }
@@ -192,11 +201,15 @@ int ubifs_symlink(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nl
 	struct two_inodes *t = malloc(sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	struct ubifs_budget_req req = {.new_ino = 1, .new_dent = 1, .dirtied_ino = 1};
+	req.new_ino_d = ubifs_align8((uint32_t)tlen);
 	err = get_dir(fs, dir, &t->a);
 	if (!err && t->a.nlink == 0)
 		err = -ENOENT;
 	if (!err && (err = exists(fs, dir, name, nlen, NULL)) > 0)
 		err = -EEXIST;
+	if (!err)
+		err = ubifs_budget_space(fs, &req);
 	if (!err)
 		err = ubifs_new_inode(fs, &t->a, S_IFLNK | 0777, uid, gid, &t->b);
 	if (!err) {
@@ -205,6 +218,7 @@ int ubifs_symlink(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nl
 		t->b.size = tlen;
 		err = add_new(fs, &t->a, name, nlen, &t->b, inum);
 	}
+	ubifs_release_budget(fs, &req);
 	free(t);
 	return err;
 }
@@ -230,6 +244,11 @@ int ubifs_link(struct ubifs_fs *fs, uint64_t inum, uint64_t dir, const char *nam
 		err = -EPERM;
 	if (!err && t->b.nlink >= 0xFFFFFFFFu)
 		err = -EMLINK;
+	struct ubifs_budget_req req = {.new_dent = 1, .dirtied_ino = 2};
+	if (!err) {
+		req.dirtied_ino_d = ubifs_align8(t->b.data_len);
+		err = ubifs_budget_space(fs, &req);
+	}
 	if (!err) {
 		t->b.nlink++;
 		ubifs_now(fs, &t->b.ctime_sec, &t->b.ctime_nsec);
@@ -238,6 +257,7 @@ int ubifs_link(struct ubifs_fs *fs, uint64_t inum, uint64_t dir, const char *nam
 		t->a.mtime_nsec = t->a.ctime_nsec = t->b.ctime_nsec;
 		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 0, 0);
 	}
+	ubifs_release_budget(fs, &req);
 	free(t);
 	return err;
 }
@@ -272,6 +292,11 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		if (err == 1)
 			err = -ENOTEMPTY;
 	}
+	/* kernel ubifs_unlink/rmdir: a deletion may go on without a budget
+	 * (one LEB is kept for deletions) */
+	struct ubifs_budget_req req = {.mod_dent = 1, .dirtied_ino = 2};
+	if (!err && ubifs_budget_space(fs, &req) == -ENOSPC)
+		util_err_clear(&fs->err);
 	if (!err) {
 		ubifs_now(fs, &t->b.ctime_sec, &t->b.ctime_nsec);
 		if (is_rmdir) {
@@ -287,7 +312,12 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
 		if (!err && t->b.nlink == 0)
 			err = ubifs_orph_last_link(fs, &t->b, cmt_no);
+		if (!err && t->b.nlink == 0) {
+			ubifs_wcache_drop_deleted(fs, t->b.inum); /* unless an open file keeps it */
+			ubifs_budget_deleted(fs);
+		}
 	}
+	ubifs_release_budget(fs, &req);
 	free(t);
 	return err;
 }
@@ -352,6 +382,9 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 	struct rename_set *r = malloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	/* kernel ubifs_rename: new entry, old entry, up to four inodes (and a
+	 * whiteout inode) in one request */
+	struct ubifs_budget_req req = {.new_dent = 1, .mod_dent = 1, .dirtied_ino = 4};
 	uint64_t oi = 0, ni = 0;
 	int have_new = 0;
 	err = get_dir(fs, old_dir, &r->old_dir);
@@ -391,6 +424,14 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 		err = err > 0 ? -EINVAL : err;
 		goto out;
 	}
+	req.dirtied_ino_d = ubifs_align8(r->old_ino.data_len) + (have_new ? ubifs_align8(r->new_ino.data_len) : 0);
+	if (flags & UBIFS_RENAME_WHITEOUT) {
+		req.new_ino = 1;
+		req.new_ino_d = 8;
+	}
+	err = ubifs_budget_space(fs, &req);
+	if (err)
+		goto out;
 	int64_t ts;
 	uint32_t tn;
 	ubifs_now(fs, &ts, &tn);
@@ -486,7 +527,10 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 		err = ubifs_jnl_write_inode(fs, &r->old_ino);
 	if (!err && have_new && r->new_ino.nlink == 0)
 		err = ubifs_orph_last_link(fs, &r->new_ino, cmt_no);
+	if (!err && have_new && r->new_ino.nlink == 0)
+		ubifs_wcache_drop_deleted(fs, r->new_ino.inum);
 out:
+	ubifs_release_budget(fs, &req);
 	free(r);
 	return err < 0 ? err : 0;
 }
@@ -497,7 +541,8 @@ int ubifs_sync(struct ubifs_fs *fs)
 		return 0;
 	if (fs->ro_error)
 		return -EROFS;
-	return ubifs_commit(fs);
+	int err = ubifs_wcache_flush_all(fs); /* kernel sync_fs: written-back data, then the commit */
+	return err ? err : ubifs_commit(fs);
 }
 
 int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum)
@@ -506,5 +551,6 @@ int ubifs_fsync(struct ubifs_fs *fs, uint64_t inum)
 		return 0;
 	if (fs->ro_error)
 		return -EROFS;
-	return ubifs_jnl_sync_ino(fs, (uint32_t)inum);
+	int err = ubifs_wcache_flush_ino(fs, inum); /* its cached blocks and inode into the journal */
+	return err ? err : ubifs_jnl_sync_ino(fs, (uint32_t)inum);
 }

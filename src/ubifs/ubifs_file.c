@@ -1,7 +1,8 @@
 /* ubifs_file — inodes and file data, read side: loading an inode with the
  * kernel's validity checks (iget), and reading file data block by block
  * (holes read as zeros, data nodes decompressed and checked against their
- * size, nothing returned beyond the inode size). */
+ * size, nothing returned beyond the inode size). Data and sizes still in
+ * the write-back cache (ubifs_wcache.c) are seen here. */
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_wcache.h"
 
 int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino)
 {
@@ -93,14 +95,18 @@ int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino
 	memcpy(ino->data, n.data, n.data_len);
 	if (S_ISBLK(n.mode) || S_ISCHR(n.mode))
 		ubifs_decode_dev(n.data, n.data_len, &ino->rdev_major, &ino->rdev_minor);
-	if (S_ISREG(n.mode))
+	if (S_ISREG(n.mode)) {
 		ubifs_size_fix_apply(fs, inum, &ino->size);
+		ubifs_wcache_inode(fs, ino); /* written but not yet written back: size, times */
+	}
 	return 0;
 }
 
 /* One 4096-byte block of a file into out (zeros for a hole). */
 static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *out)
 {
+	if (ubifs_wcache_block(fs, inum, block, out))
+		return 0; /* dirty in the write-back cache */
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_DATA_KEY, block);
 	struct ubifs_zbranch at;
 	int err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &at);

@@ -1,6 +1,7 @@
 /* ubifs_file_write — file contents and attributes on a read-write mount:
- * writing data block by block (a block partly written is read, merged and
- * written whole up to the file size, as the kernel's page writeback does),
+ * writing data goes to the write-back cache (ubifs_wcache.c: budgeted
+ * block by block, written back whole up to the file size, as the kernel's
+ * page writeback does),
  * truncation (shrinking writes a truncation node and cuts the last block,
  * growing only changes the size: holes stay holes), setattr. The inode is
  * written after its data, as writeback writes the inode after the pages. */
@@ -9,8 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_wcache.h"
 
 static int get_file(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ui)
 {
@@ -35,45 +38,12 @@ ssize_t ubifs_write_data(struct ubifs_fs *fs, uint64_t inum, const void *buf, si
 	if (off > UBIFS_MAX_INODE_SZ || len > UBIFS_MAX_INODE_SZ - off)
 		return -EFBIG;
 	struct ubifs_inode *ui = malloc(sizeof(*ui));
-	uint8_t *blk = malloc(UBIFS_BLOCK_SIZE);
-	if (!ui || !blk) {
-		free(ui);
-		free(blk);
+	if (!ui)
 		return -ENOMEM;
-	}
 	err = get_file(fs, inum, ui);
-	if (err || len == 0)
-		goto out;
-	uint64_t end = off + len, new_size = end > ui->size ? end : ui->size;
-	const uint8_t *src = buf;
-	for (uint64_t b = off / UBIFS_BLOCK_SIZE; b * UBIFS_BLOCK_SIZE < end; b++) {
-		uint64_t bstart = b * UBIFS_BLOCK_SIZE;
-		uint64_t from = off > bstart ? off : bstart;
-		uint64_t to = end < bstart + UBIFS_BLOCK_SIZE ? end : bstart + UBIFS_BLOCK_SIZE;
-		uint32_t blen = (uint32_t)((new_size - bstart) < UBIFS_BLOCK_SIZE ? new_size - bstart : UBIFS_BLOCK_SIZE);
-		memset(blk, 0, UBIFS_BLOCK_SIZE);
-		if (from > bstart || to < bstart + blen) {
-			/* partly written block: keep what is there */
-			ssize_t got = ubifs_read_data(fs, ui, blk, UBIFS_BLOCK_SIZE, bstart);
-			if (got < 0) {
-				err = (int)got;
-				goto out;
-			}
-		}
-		memcpy(blk + (from - bstart), src + (from - off), (size_t)(to - from));
-		err = ubifs_jnl_write_data(fs, ui, (uint32_t)b, blk, blen);
-		if (err)
-			goto out;
-	}
-	ui->size = new_size;
-	ubifs_now(fs, &ui->mtime_sec, &ui->mtime_nsec);
-	ui->ctime_sec = ui->mtime_sec;
-	ui->ctime_nsec = ui->mtime_nsec;
-	err = ubifs_jnl_write_inode(fs, ui);
-out:
+	ssize_t ret = err ? err : len ? ubifs_wcache_write(fs, ui, buf, len, off) : 0;
 	free(ui);
-	free(blk);
-	return err ? err : (ssize_t)len;
+	return ret;
 }
 
 int ubifs_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size)
@@ -87,8 +57,18 @@ int ubifs_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size)
 	if (!ui)
 		return -ENOMEM;
 	err = get_file(fs, inum, ui);
+	/* kernel do_truncation / do_setattr: the inode, and a cut last block */
+	struct ubifs_budget_req req = {.dirtied_ino = 1};
+	if (!err && size < ui->size && (size & (UBIFS_BLOCK_SIZE - 1)))
+		req.dirtied_page = 1;
+	if (!err) {
+		err = ubifs_budget_space(fs, &req);
+		if (err == -ENOSPC && size == 0 && size < ui->size)
+			err = 0; /* truncation to zero frees space: allowed without a budget */
+	}
 	if (!err) {
 		uint64_t old = ui->size;
+		ubifs_wcache_truncate(fs, inum, size); /* cached blocks beyond go, the last one is cut */
 		ui->size = size;
 		ubifs_now(fs, &ui->mtime_sec, &ui->mtime_nsec);
 		ui->ctime_sec = ui->mtime_sec;
@@ -97,6 +77,10 @@ int ubifs_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size)
 			err = ubifs_jnl_truncate(fs, ui, old, size);
 		else
 			err = ubifs_jnl_write_inode(fs, ui);
+		ubifs_wcache_times_written(fs, inum);
+		ubifs_release_budget(fs, &req);
+		if (!err && size < old)
+			ubifs_budget_deleted(fs);
 	}
 	free(ui);
 	return err;
@@ -113,6 +97,11 @@ int ubifs_setattr(struct ubifs_fs *fs, uint64_t inum, const struct ubifs_setattr
 	err = ubifs_read_inode(fs, inum, ui);
 	if (!err && (ui->flags & UBIFS_XATTR_FL))
 		err = -ENOENT;
+	struct ubifs_budget_req req = {.dirtied_ino = 1};
+	if (!err) {
+		req.dirtied_ino_d = ubifs_align8(ui->data_len);
+		err = ubifs_budget_space(fs, &req);
+	}
 	if (!err) {
 		if (a->valid & UBIFS_SET_MODE)
 			ui->mode = (ui->mode & S_IFMT) | (a->mode & 07777);
@@ -135,6 +124,8 @@ int ubifs_setattr(struct ubifs_fs *fs, uint64_t inum, const struct ubifs_setattr
 			ubifs_now(fs, &ui->ctime_sec, &ui->ctime_nsec);
 		}
 		err = ubifs_jnl_write_inode(fs, ui);
+		ubifs_wcache_times_written(fs, inum);
+		ubifs_release_budget(fs, &req);
 	}
 	free(ui);
 	return err;

@@ -22,6 +22,8 @@ struct ubifs_size_fix {
 
 struct ubifs_lpt;
 struct ubifs_log;
+struct ubifs_budget;
+struct ubifs_wcache;
 struct ubifs_gc;
 
 struct ubifs_fs {
@@ -67,6 +69,8 @@ struct ubifs_fs {
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
+	struct ubifs_budget *budget; /* ubifs_budget.h: space reservations (read-only mounts too: statfs) */
+	struct ubifs_wcache *wcache; /* ubifs_wcache.h: dirty file data not yet in the journal */
 	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
 
 	struct ubifs_gc *gc;   /* ubifs_gc.h: GC state (read-write mounts) */

@@ -13,6 +13,7 @@
 
 #include "ubifs/ubifs_fixup.h"
 #include "ubifs/ubifs_format.h"
+#include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_log.h"
@@ -20,11 +21,14 @@
 #include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_recovery_write.h"
 #include "ubifs/ubifs_priv.h"
+#include "ubifs/ubifs_wcache.h"
 
 static void fs_free(struct ubifs_fs *fs)
 {
 	if (!fs)
 		return;
+	ubifs_wcache_close(fs->wcache);
+	ubifs_budget_close(fs->budget);
 	ubifs_jnl_close(fs->jnl);
 	fs->jnl = NULL;
 	ubifs_orph_close(fs->orph);
@@ -165,6 +169,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	if (err)
 		goto fail;
 	err = ubifs_lpt_check_ihead(fs->lpt, fs->mst.ihead_lnum, fs->mst.ihead_offs);
+	if (!err)
+		err = ubifs_budget_open(fs, &fs->budget);
 	if (err)
 		goto fail;
 	if (!read_only) {
@@ -194,10 +200,15 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	if (!read_only) {
 		err = rw_finish(fs);
 		if (!err)
+			err = ubifs_wcache_open(fs, opts ? opts->dirty_limit : 0, &fs->wcache);
+		if (!err) /* dirty space counts as available now: GC can reclaim it */
+			ubifs_budget_set_gc(fs, ubifs_budget_run_gc);
+		if (!err)
 			err = ubifs_fixup_free_space(fs);
 		if (err)
 			goto fail;
 	}
+	ubifs_budget_mounted(fs); /* kernel: min_idx_lebs after the replay */
 	struct ubifs_inode *root = malloc(sizeof(*root));
 	if (!root) {
 		err = -ENOMEM;
@@ -231,6 +242,8 @@ static int unmount(struct ubifs_fs *fs, int commit)
 	int err = 0;
 	if (fs && !fs->read_only && !fs->ro_error) {
 		err = ubifs_orph_unmount(fs); /* files still open: their orphans are deleted first */
+		if (!err)
+			err = ubifs_wcache_flush_all(fs); /* cached data, as the kernel's sync before put_super */
 		if (!err)
 			err = commit ? ubifs_commit(fs) : ubifs_jnl_sync_all(fs);
 		if (!err) {
@@ -309,13 +322,8 @@ int ubifs_statfs(struct ubifs_fs *fs, struct ubifs_statfs *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->block_size = UBIFS_BLOCK_SIZE;
-	st->blocks = (uint64_t)fs->main_lebs * fs->leb_size / UBIFS_BLOCK_SIZE;
-	uint64_t free_b = fs->mst.total_free + fs->mst.total_dirty;
-	uint64_t gone = fs->mst.total_dead + fs->mst.total_dark;
-	free_b = free_b > gone ? free_b - gone : 0;
-	/* auto-resized LEBs are empty */
-	free_b += (uint64_t)(fs->leb_cnt - fs->mst.leb_cnt) * fs->leb_size;
-	st->blocks_free = free_b / UBIFS_BLOCK_SIZE;
+	/* the kernel's estimate (budget.c): what a file of that size would still fit */
+	ubifs_budget_statfs(fs, &st->blocks, &st->blocks_free, &st->blocks_avail);
 	st->files = fs->highest_inum;
 	st->name_max = UBIFS_MAX_NLEN;
 	return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ubifs/ubifs_budget.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_priv.h"
 #include "util/util_endian.h"
@@ -65,6 +66,7 @@ int ubifs_setxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, const v
 	struct xset *x = malloc(sizeof(*x));
 	if (!x)
 		return -ENOMEM;
+	struct ubifs_budget_req req = {0};
 	uint64_t xinum = 0;
 	int found = load(fs, inum, name, nlen, x, &xinum);
 	if (found < 0) {
@@ -79,6 +81,20 @@ int ubifs_setxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, const v
 		err = -ENODATA;
 		goto out;
 	}
+	/* kernel change_xattr / create_xattr budgets */
+	req.dirtied_ino = 1;
+	req.dirtied_ino_d = ubifs_align8(x->host.data_len);
+	if (found) {
+		req.dirtied_ino = 2;
+		req.dirtied_ino_d += ubifs_align8((uint32_t)size);
+	} else {
+		req.new_ino = 1;
+		req.new_dent = 1;
+		req.new_ino_d = ubifs_align8((uint32_t)size);
+	}
+	err = ubifs_budget_space(fs, &req);
+	if (err)
+		goto out;
 	ubifs_now(fs, &x->host.ctime_sec, &x->host.ctime_nsec);
 	if (found) {
 		x->host.xattr_size -= CALC_XATTR_BYTES(x->xi.data_len);
@@ -105,6 +121,7 @@ int ubifs_setxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, const v
 	x->host.xattr_names += (uint32_t)nlen;
 	err = ubifs_jnl_update(fs, &x->host, name, nlen, &x->xi, 0, 1);
 out:
+	ubifs_release_budget(fs, &req);
 	free(x);
 	return err;
 }
@@ -124,12 +141,18 @@ int ubifs_removexattr(struct ubifs_fs *fs, uint64_t inum, const char *name)
 		err = found == 0 ? -ENODATA : found;
 		goto out;
 	}
+	struct ubifs_budget_req req = {.dirtied_ino = 2, .mod_dent = 1};
+	req.dirtied_ino_d = ubifs_align8(x->host.data_len);
+	err = ubifs_budget_space(fs, &req); /* kernel remove_xattr: no budget, no removal */
+	if (err)
+		goto out;
 	ubifs_now(fs, &x->host.ctime_sec, &x->host.ctime_nsec);
 	x->host.xattr_cnt--;
 	x->host.xattr_size -= CALC_DENT_SIZE(nlen) + CALC_XATTR_BYTES(x->xi.data_len);
 	x->host.xattr_names -= (uint32_t)nlen;
 	x->xi.nlink = 0;
 	err = ubifs_jnl_delete_xattr(fs, &x->host, &x->xi, name, nlen);
+	ubifs_release_budget(fs, &req);
 out:
 	free(x);
 	return err;

@@ -88,7 +88,10 @@ for r in recs:
     cum = totals.setdefault(k[0], [0, 0])
     cum[0] += u
     cum[1] += r["flash_bytes_programmed"]
-    if re.search(r"unmount|fsync", k[1]) and cum[0]:
+    # (W3's overwrites of one block between two fsyncs merge in the cache:
+    # fewer bytes reach the flash than were written, so not checked there;
+    # W5's churn deletes files whose data may never have left the cache)
+    if re.search(r"unmount|fsync", k[1]) and cum[0] and k not in (("w3", "overwrite+unmount"), ("w5", "churn+unmount")):
         check(cum[1] >= cum[0], name + ": %d bytes programmed for %d bytes of incompressible user data" % (cum[1], cum[0]))
     if u:
         wa = r["write_amplification"]

@@ -182,7 +182,10 @@ static void run_case(const char *name, const char *mkfs_args, uint64_t seed, uns
 	 * larger than their trees: reported, not asserted (test_ubifs_lpt
 	 * forces it) */
 	(void)want_lpt_gc;
-	assert_true(t.commits > 40);
+	/* write-back (h-budget) merges writes between fsyncs: fewer journal
+	 * writes, fewer log-full commits than when every write went through
+	 * (NOR: 16) */
+	assert_true(t.commits > 10);
 	assert_true(t.gap_commits > 0);
 	wm_free(m);
 }

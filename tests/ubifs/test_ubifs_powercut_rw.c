@@ -248,7 +248,8 @@ static int step(struct model *m, struct ubikit_fs *fs)
 				if (off + len > f->len)
 					f->len = off + len;
 			} else {
-				err = n < 0 ? (int)n : -EIO;
+				/* a short write: the file system filled up part way (budget) */
+				err = n < 0 ? (int)n : -ENOSPC;
 			}
 			if (!err && util_prng_below(r, 3) == 0) {
 				err = ubikit_fsync(h);
@@ -336,6 +337,10 @@ static int step(struct model *m, struct ubikit_fs *fs)
 		ssize_t n = ubikit_pwrite(h, buf, sizeof(buf), 1000);
 		if (n < 0)
 			return (int)n;
+		/* a short write: the budget ran out part way (or a write-back it
+		 * caused was cut); the next call would say which */
+		if (n < (ssize_t)sizeof(buf))
+			return -ENOSPC;
 		/* still readable */
 		uint8_t back[5000];
 		if (ubikit_pread(h, back, sizeof(back), 1000) != (ssize_t)sizeof(back) || memcmp(back, buf, sizeof(buf)))
