@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ubikit/ubikit.h>
+
 #include "commands.h"
 #include "tool_image.h"
 #ifdef UBIKIT_HAVE_FUSE
@@ -23,7 +25,8 @@ static void mount_usage(FILE *out)
 	fprintf(out, "usage: ubikit mount [-o OPTS] [-f] [-d] [image options] IMAGE MOUNTPOINT\n"
 		     "Mount the UBIFS of IMAGE at MOUNTPOINT through FUSE, read-write unless -o ro.\n"
 		     "Unmount with: fusermount3 -u MOUNTPOINT (commits; the image is complete after it)\n"
-		     "  -o OPTS           mount options: ro (read-only), rw (the default), allow_other;\n"
+		     "  -o OPTS           mount options: ro (read-only), rw (the default), allow_other,\n"
+		     "                    compr=none|lzo|zlib|zstd (new data; default: the superblock's);\n"
 		     "                    other FUSE options are passed on\n"
 		     "  -f, --foreground  stay in the foreground\n"
 		     "  -d, --debug       FUSE debug output (implies -f)\n"
@@ -68,6 +71,19 @@ int cmd_mount(int argc, char **argv)
 			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 				if (!strcmp(t, "ro") || !strcmp(t, "rw")) {
 					ro = !strcmp(t, "ro");
+					continue;
+				}
+				if (!strncmp(t, "compr=", 6)) {
+					static const char *const names[] = {"none", "lzo", "zlib", "zstd"};
+					unsigned c = 0;
+					while (c < 4 && strcmp(t + 6, names[c]))
+						c++;
+					if (c == 4) {
+						tool_err("mount", "-o %s: unknown compressor (expected none, lzo, zlib or zstd)", t);
+						free(copy);
+						return 2;
+					}
+					io.img.mount_flags = (io.img.mount_flags & ~(unsigned)UBIKIT_MOUNT_COMPR_MASK) | ((c + 1) << 8);
 					continue;
 				}
 				size_t l = strlen(extra);

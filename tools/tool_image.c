@@ -76,7 +76,7 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 		tool_err(cmd, "%s", msg);
 		return NULL;
 	}
-	if (tool_image_mount(img)) {
+	if (ubikit_image_mount(img, oo.img.mount_flags)) {
 		tool_err(cmd, "%s: cannot mount UBIFS%s: %s", path, rw ? " read-write" : "", ubikit_image_errmsg(img));
 		tool_image_close(img);
 		return NULL;

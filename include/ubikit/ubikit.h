@@ -25,6 +25,14 @@ struct ubikit_dir;
 
 enum {
 	UBIKIT_MOUNT_RDONLY = 1 << 0, /* never write to the volume */
+	/* new data written with this compressor instead of the superblock's
+	 * default (the kernel's compr= mount option); data that does not
+	 * shrink is stored uncompressed either way */
+	UBIKIT_MOUNT_COMPR_NONE = 1 << 8,
+	UBIKIT_MOUNT_COMPR_LZO = 2 << 8,
+	UBIKIT_MOUNT_COMPR_ZLIB = 3 << 8,
+	UBIKIT_MOUNT_COMPR_ZSTD = 4 << 8,
+	UBIKIT_MOUNT_COMPR_MASK = 7 << 8,
 };
 
 struct ubikit_mount_opts {

@@ -23,6 +23,17 @@ int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts
 		.tnc_cache_bytes = opts ? opts->tnc_cache_bytes : 0,
 		.dirty_limit = opts ? opts->dirty_bytes_max : 0,
 	};
+	unsigned compr = opts ? (opts->flags & UBIKIT_MOUNT_COMPR_MASK) >> 8 : 0;
+	if (compr > 4) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "mount: unknown compressor %u in the mount flags (expected none, lzo, zlib or zstd)", compr);
+		free(fs);
+		return -EINVAL;
+	}
+	if (compr) { /* UBIKIT_MOUNT_COMPR_x = (UBIFS_COMPR_x + 1) << 8 */
+		o.compr_set = 1;
+		o.compr = (int)compr - 1;
+	}
 	struct util_err err;
 	util_err_clear(&err);
 	int ret = ubifs_mount(vol, &o, &fs->ubifs, &err);

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,8 +184,95 @@ static void t_write_api(void **s)
 	ubi_flat_close(&vol);
 }
 
+/* compr_type of every data node of inode inum in the bare image, read from
+ * the raw bytes (UBIFS data node: common header 24, key 16, size 4, then
+ * compr_type le16 at 44), independent of ubikit's node parsing. Returns how
+ * many nodes were found; *mask gets 1 << compr_type of each. */
+static int data_node_comprs(uint64_t inum, unsigned *mask)
+{
+	FILE *fp = fopen(WORK "/img", "rb");
+	assert_non_null(fp);
+	static unsigned char leb[126976];
+	int found = 0;
+	*mask = 0;
+	while (fread(leb, 1, sizeof(leb), fp) == sizeof(leb)) {
+		for (size_t o = 0; o + 48 <= sizeof(leb); o += 8) {
+			const unsigned char *n = leb + o;
+			if (n[0] != 0x31 || n[1] != 0x18 || n[2] != 0x10 || n[3] != 0x06 || n[20] != 1 /* DATA */)
+				continue;
+			uint32_t key_inum = n[24] | n[25] << 8 | n[26] << 16 | (uint32_t)n[27] << 24;
+			if (key_inum != inum)
+				continue;
+			*mask |= 1u << (n[44] | n[45] << 8);
+			found++;
+		}
+	}
+	fclose(fp);
+	return found;
+}
+
+/* The compr= mount option (UBIKIT_MOUNT_COMPR_*): new data goes out with the
+ * chosen compressor whatever the superblock says; data that does not shrink
+ * is stored uncompressed, as the kernel stores it. */
+static void t_compr_option(void **s)
+{
+	(void)s;
+	static const unsigned flags[] = {UBIKIT_MOUNT_COMPR_NONE, UBIKIT_MOUNT_COMPR_LZO, UBIKIT_MOUNT_COMPR_ZLIB,
+					 UBIKIT_MOUNT_COMPR_ZSTD};
+	static char text[65536], noise[16384];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = "the quick brown fox jumps over the lazy dog "[i % 44];
+	uint32_t x = 2463534242u;
+	for (size_t i = 0; i < sizeof(noise); i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		noise[i] = (char)(x >> 24);
+	}
+	for (unsigned c = 0; c < 4; c++) {
+		/* the superblock says zlib (2); c == 2 is the default spelled out */
+		assert_int_equal(system("rm -rf " WORK " && mkdir -p " WORK "/empty && mkfs.ubifs -r " WORK
+					"/empty -m 2048 -e 126976 -c 60 -x zlib -o " WORK "/img"),
+				 0);
+		struct ubi_vol_io vol;
+		assert_int_equal(ubi_flat_open(WORK "/img", 0, 0, &vol), 0);
+		struct ubikit_mount_opts o = {.flags = flags[c]};
+		struct ubikit_fs *fs = NULL;
+		assert_int_equal(ubikit_mount(&vol, &o, &fs), 0);
+		struct ubikit_file *f;
+		assert_int_equal(ubikit_open(fs, "/text", O_WRONLY | O_CREAT, 0644, &f), 0);
+		assert_int_equal(ubikit_write(f, text, sizeof(text)), (ssize_t)sizeof(text));
+		ubikit_close(f);
+		assert_int_equal(ubikit_open(fs, "/noise", O_WRONLY | O_CREAT, 0644, &f), 0);
+		assert_int_equal(ubikit_write(f, noise, sizeof(noise)), (ssize_t)sizeof(noise));
+		ubikit_close(f);
+		struct ubikit_stat st_text, st_noise;
+		assert_int_equal(ubikit_stat(fs, "/text", &st_text), 0);
+		assert_int_equal(ubikit_stat(fs, "/noise", &st_noise), 0);
+		assert_int_equal(ubikit_unmount(fs), 0);
+		assert_int_equal(ubi_flat_close(&vol), 0);
+		unsigned mask;
+		assert_int_equal(data_node_comprs(st_text.ino, &mask), 16);
+		assert_int_equal(mask, 1u << c); /* UBIFS_COMPR_NONE 0, LZO 1, ZLIB 2, ZSTD 3 */
+		assert_int_equal(data_node_comprs(st_noise.ino, &mask), 4);
+		assert_int_equal(mask, 1u << 0);
+		fs = mnt(&vol, 1);
+		expect_file(fs, "/text", text, sizeof(text));
+		expect_file(fs, "/noise", noise, sizeof(noise));
+		ubikit_unmount(fs);
+		ubi_flat_close(&vol);
+	}
+	/* an unknown compressor number is refused with a message */
+	struct ubi_vol_io vol;
+	assert_int_equal(ubi_flat_open(WORK "/img", 0, 0, &vol), 0);
+	struct ubikit_mount_opts o = {.flags = 6u << 8};
+	struct ubikit_fs *fs = NULL;
+	char msg[256] = "";
+	assert_int_equal(ubikit_mount_ex(&vol, &o, &fs, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "unknown compressor"));
+	ubi_flat_close(&vol);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(t_write_api)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(t_write_api), cmocka_unit_test(t_compr_option)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
