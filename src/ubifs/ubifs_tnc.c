@@ -458,7 +458,10 @@ static int find_nm_d(struct ubifs_fs *fs, const struct ubifs_key *k, const char 
 		if (ubifs_key_cmp(&zb->key, k) != 0)
 			return -ENOENT;
 		err = ubifs_tnc_read_leaf(fs, zb, buf);
-		if (err && fs->replaying && err != -ENOMEM && err != -EIO) {
+		/* only a node that is not there (-EINVAL: bad magic, CRC, type,
+		 * length or key) is dangling; a read error (-EBADMSG, -EIO) or
+		 * -ENOMEM stays an error, as in the kernel's try_read_node */
+		if (err == -EINVAL && fs->replaying) {
 			if (dangling && !*have_dangling) {
 				*dangling = *pos;
 				*have_dangling = 1;

@@ -1276,7 +1276,12 @@ static void t_fs_changes(void **s)
 			fs_workload(&u);
 			if (!af_failed())
 				fail_msg("allocation %ld was never reached", at[j]);
-			if (u.err && u.err != -ENOMEM)
+			/* -EROFS: the failure hit an index change inside a commit
+			 * (sync), after which the file system is read-only, as the
+			 * kernel's ubifs_ro_mode makes it; the commit then reports
+			 * EROFS, not the ENOMEM behind it (known, docs/coverage.md).
+			 * The state is still judged below. */
+			if (u.err && u.err != -ENOMEM && u.err != -EROFS)
 				fail_msg("allocation %ld (call site %#lx) failed: step %d (%s) returned %d, expected -ENOMEM",
 					 at[j], (unsigned long)af_failed_ra(), u.step, u.what, u.err);
 			u.err ? nomem++ : absorbed++;

@@ -22,49 +22,9 @@
 #include "ubifs/ubifs.h"
 #include "util/util_err.h"
 
-enum { MAX_IMG = 8 << 20, BUDGET = 4000 };
+#include "fuzz_image_decode.h"
 
-static uint8_t *decode(const uint8_t *d, size_t n, size_t *out_len)
-{
-	if (n < 4 || memcmp(d, "UBFZ", 4)) {
-		uint8_t *b = malloc(n ? n : 1);
-		if (b)
-			memcpy(b, d, n);
-		*out_len = n;
-		return b;
-	}
-	/* first record must be LEB 0 with the superblock: LEB size at byte 36 */
-	if (n < 8 + 40)
-		return NULL;
-	uint32_t leb = d[8 + 36] | (d[8 + 37] << 8) | (d[8 + 38] << 16) | ((uint32_t)d[8 + 39] << 24);
-	if (leb < 4096 || leb > (1u << 20))
-		return NULL;
-	size_t cap = 0, pos = 4;
-	uint8_t *img = NULL;
-	while (pos + 4 <= n) {
-		uint32_t lnum = d[pos] | (d[pos + 1] << 8), len = d[pos + 2] | (d[pos + 3] << 8);
-		pos += 4;
-		if (len > n - pos)
-			len = (uint32_t)(n - pos);
-		if (len > leb)
-			len = leb;
-		size_t end = (size_t)(lnum + 1) * leb;
-		if (end > MAX_IMG)
-			break;
-		if (end > cap) {
-			uint8_t *ni = realloc(img, end);
-			if (!ni)
-				break;
-			memset(ni + cap, 0xFF, end - cap);
-			img = ni;
-			cap = end;
-		}
-		memcpy(img + (size_t)lnum * leb, d + pos, len);
-		pos += len;
-	}
-	*out_len = cap;
-	return img;
-}
+enum { BUDGET = 4000 };
 
 static void walk(struct ubikit_fs *fs, uint64_t dir, int depth, int *budget, uint8_t *buf)
 {
