@@ -109,7 +109,9 @@ int main(int argc, char **argv)
 	if (vol_open(img, 0, &vh, emsg, sizeof(emsg)))
 		return die(img, emsg);
 	struct util_err e = {0};
-	struct ubifs_mount_opts o = {.read_only = 0};
+	/* a one-block write-back bound: the churn's overwrites reach the flash
+	 * (a larger cache merges them in memory and GC would have less to do) */
+	struct ubifs_mount_opts o = {.read_only = 0, .dirty_limit = 4096};
 	struct ubifs_fs *fs;
 	if (ubifs_mount(&vh.vol, &o, &fs, &e))
 		return die("read-write mount", e.msg);
