@@ -160,8 +160,10 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 		drop_page(fs, p);
 	}
 	/* keep what was not written (an error stops the write-back) */
-	memmove(r->pages, r->pages + i, (r->cnt - i) * sizeof(*r->pages));
-	r->cnt -= i;
+	if (i) { /* (no pages: r->pages may be NULL) */
+		memmove(r->pages, r->pages + i, (r->cnt - i) * sizeof(*r->pages));
+		r->cnt -= i;
+	}
 	if (!err) /* an open unlinked file (orphan) keeps its inode: the journal knows */
 		err = ubifs_jnl_write_inode(fs, ui);
 	if (!err)
