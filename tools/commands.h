@@ -24,5 +24,6 @@ int cmd_ln(int argc, char **argv);
 int cmd_chmod(int argc, char **argv);
 int cmd_setfattr(int argc, char **argv);
 int cmd_mkfs(int argc, char **argv);
+int cmd_torture(int argc, char **argv);
 
 #endif

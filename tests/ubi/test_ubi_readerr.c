@@ -6,6 +6,9 @@
  *    correctable flips (data right, PEB scrubbed);
  *  - VID-header bit flips at attach: correctable (LEB kept, PEB scrubbed),
  *    uncorrectable with data behind (a corrupted PEB: kept, not used);
+ *  - a read that fails once (a transient ECC failure) is tried again and
+ *    gives the data (Linux ubi_io_read: UBI_IO_RETRIES more tries; found
+ *    by `ubikit torture bitflip`, which could not even format a device);
  *  - scrub and wear-leveling moves whose source read is uncorrectable: the
  *    data stays where it is (other pages still read), the target goes back
  *    to the free pool, the PEB is never picked again, and more such PEBs
@@ -118,6 +121,35 @@ static void edit_data_size_nonlast(struct ubi_vid_hdr *h, void *arg)
 	}
 	h->data_size = 100;
 	h->data_crc = util_crc32(UTIL_CRC32_INIT, data, 100);
+}
+
+static void t_read_retry(void **state)
+{
+	(void)state;
+	struct flash_dev *f = t_nand(24, 3);
+	struct ubi_device *u = t_attach(f);
+	struct ubi_dev_info di;
+	ubi_dev_info(u, &di);
+	uint32_t v = t_mkvol(u, "d", 4, UBI_VID_DYNAMIC);
+	static uint8_t a[L], b[L];
+	t_fill(a, sizeof(a), 5);
+	T_OK(u, ubi_leb_write(u, v, 1, 0, a, L));
+	uint32_t p = find_leb(f, v, 1, di.vid_hdr_offset);
+	/* one uncorrectable read of the data's second page, then good again */
+	uint32_t page = di.data_offset / di.min_io_size + 1;
+	assert_int_equal(flash_sim_inject_bitflip(f, p, page, true, false), 0);
+	T_OK(u, ubi_leb_read(u, v, 1, 0, b, L));
+	assert_memory_equal(b, a, L);
+	struct ubi_stats st;
+	ubi_get_stats(u, &st);
+	assert_int_equal(st.read_retries, 1);
+	/* a lasting failure is still one after the retries */
+	assert_int_equal(flash_sim_inject_bitflip(f, p, page, true, true), 0);
+	assert_int_equal(ubi_leb_read(u, v, 1, 0, b, L), -EBADMSG);
+	ubi_get_stats(u, &st);
+	assert_int_equal(st.read_retries, 1 + 3);
+	ubi_detach(u);
+	flash_close(f);
 }
 
 static void test_static_checked_reads(void **state)
@@ -457,6 +489,7 @@ int main(void)
 	mkdir(UBIKIT_BUILD_DIR, 0755);
 	mkdir(WORK, 0755);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_read_retry),
 		cmocka_unit_test(test_static_checked_reads),
 		cmocka_unit_test(test_vid_flips_at_attach),
 		cmocka_unit_test(test_scrub_move_uncorrectable),
