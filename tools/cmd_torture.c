@@ -35,6 +35,7 @@ static void usage(FILE *out)
 		"  -e, --export DIR      write post-cut flash images (raw PEBs) + synced file lists\n"
 		"      --export-every N  every Nth cut (default 50)\n"
 		"  -v, --verbose         progress once a second\n"
+		"  -T, --trace           every file operation and cut on stderr (to follow a finding)\n"
 		"  -h, --help\n");
 }
 
@@ -69,7 +70,8 @@ static void report(const char *name, const char *dev, const struct ubikit_tortur
 	if (r->bad_blocks || r->read_only)
 		printf("  blocks gone bad %llu%s", (unsigned long long)r->bad_blocks,
 		       r->read_only ? ", reserve exhausted: read-only, synced data checked" : "");
-	printf("  devices %llu  findings %llu\n", (unsigned long long)r->fresh_devices,
+	printf("  flash programs %llu erases %llu  devices %llu  findings %llu\n", (unsigned long long)r->flash_programs,
+	       (unsigned long long)r->flash_erases, (unsigned long long)r->fresh_devices,
 	       (unsigned long long)r->findings);
 	if (r->findings)
 		printf("  FIRST FINDING: %s\n", r->first_finding);
@@ -82,14 +84,14 @@ int cmd_torture(int argc, char **argv)
 		{"seconds", required_argument, NULL, 't'}, {"cycles", required_argument, NULL, 'n'},
 		{"ops", required_argument, NULL, 'o'},     {"export", required_argument, NULL, 'e'},
 		{"export-every", required_argument, NULL, 'E'}, {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'}, {"trace", no_argument, NULL, 'T'},          {NULL, 0, NULL, 0},
 	};
 	struct ubikit_torture_opts o = {.seed = 1, .max_seconds = 10, .export_every = 50};
 	struct prog_state ps = {0};
 	int c;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:s:t:n:o:e:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:t:n:o:e:vTh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o.device = optarg;
@@ -126,6 +128,9 @@ int cmd_torture(int argc, char **argv)
 			break;
 		case 'v':
 			ps.verbose = 1;
+			break;
+		case 'T':
+			o.trace = 1;
 			break;
 		case 'h':
 			usage(stdout);

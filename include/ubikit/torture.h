@@ -57,6 +57,8 @@ struct ubikit_torture_opts {
 	void *progress_arg;
 	/* test hook: skip the strict check after recovery (never for users) */
 	int no_check;
+	/* print every file operation and cut to stderr (to follow a finding) */
+	int trace;
 };
 
 struct ubikit_torture_result {
@@ -74,6 +76,7 @@ struct ubikit_torture_result {
 	uint64_t enospc;                 /* times the file system filled up (the workload then frees space) */
 	uint64_t fresh_devices;          /* devices started (exhaustive: one per cut point) */
 	uint64_t refused_mounts;         /* a mount refused after a cut (each is also a finding) */
+	uint64_t flash_programs, flash_erases; /* simulator operations over all devices */
 	uint64_t findings;               /* problems found: 0 is a pass */
 	char first_finding[768];         /* the first one, with seed, cycle and place */
 	double seconds;

@@ -31,6 +31,12 @@ const char *tm_path(int slot, char *buf)
 	return buf;
 }
 
+#define TR(m, ...)                                                                                             \
+	do {                                                                                                   \
+		if ((m)->trace)                                                                                \
+			fprintf(stderr, __VA_ARGS__);                                                          \
+	} while (0)
+
 static int fail(struct tmodel *m, const char *fmt, ...)
 {
 	va_list ap;
@@ -182,6 +188,7 @@ static int slot_used_handle(struct tmodel *m)
 static int close_handle(struct tmodel *m, int k)
 {
 	int err = ubikit_close(m->open[k].h);
+	TR(m, "  close handle %d ino#%d -> %d\n", k, m->open[k].ino, err);
 	int ino = m->open[k].ino;
 	m->open[k].h = NULL;
 	m->open[k].ino = -1;
@@ -217,6 +224,7 @@ static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char
 	fill(&m->r, buf, len);
 	unpin_ino(m, ino);
 	ssize_t n = ubikit_pwrite(h, buf, len, off);
+	TR(m, "  %s ino#%d: pwrite %zu at %zu -> %zd\n", what, ino, len, off, n);
 	int ret = 0;
 	if (n < 0) {
 		ret = (int)n;
@@ -289,6 +297,7 @@ static int op_write_path(struct tmodel *m, struct ubikit_fs *fs, int i, const ch
 	unpin(m, i);
 	int existed = m->name[i] >= 0;
 	int err = ubikit_open(fs, p, O_WRONLY | O_CREAT, 0644, &h);
+	TR(m, "  open %s O_CREAT (existed %d) -> %d\n", p, existed, err);
 	if (err)
 		return err;
 	if (!existed) {
@@ -303,6 +312,7 @@ static int op_write_path(struct tmodel *m, struct ubikit_fs *fs, int i, const ch
 	err = do_write(m, h, ino, p);
 	if (!err && util_prng_below(&m->r, 3) == 0) {
 		err = ubikit_fsync(h);
+		TR(m, "  fsync (open file) %s -> %d\n", p, err);
 		if (!err) {
 			pin_ino(m, ino);
 			m->fsyncs++;
@@ -325,6 +335,7 @@ static int op_open(struct tmodel *m, struct ubikit_fs *fs, int i, const char *p)
 		return err;
 	}
 	m->open[k].ino = m->name[i];
+	TR(m, "  open %s ino#%d as handle %d\n", p, m->name[i], k);
 	return 0;
 }
 
@@ -338,6 +349,7 @@ static int op_handle(struct tmodel *m, struct ubikit_fs *fs)
 		return do_write(m, m->open[k].h, m->open[k].ino, "write through an open handle");
 	if (c < 8) {
 		int err = ubikit_fsync(m->open[k].h);
+		TR(m, "  fsync handle %d ino#%d -> %d\n", k, m->open[k].ino, err);
 		if (!err) {
 			pin_ino(m, m->open[k].ino);
 			m->fsyncs++;
@@ -358,6 +370,7 @@ static int op_truncate(struct tmodel *m, struct ubikit_fs *fs, int i, const char
 		return expect(m, ubikit_truncate(fs, p, len), -ENOENT, p);
 	unpin_ino(m, m->name[i]);
 	int err = ubikit_truncate(fs, p, len);
+	TR(m, "  truncate %s ino#%d (%zu) to %zu -> %d\n", p, m->name[i], m->ino[m->name[i]].len, len, err);
 	if (!err)
 		ino_resize(&m->ino[m->name[i]], len);
 	return err;
@@ -374,6 +387,7 @@ static int op_rename(struct tmodel *m, struct ubikit_fs *fs, int i, int j, const
 	unpin(m, j);
 	m->maybe[i] = m->maybe[j] = 1;
 	int err = ubikit_rename(fs, p, q, flags);
+	TR(m, "  rename %s -> %s flags %u -> %d\n", p, q, flags, err);
 	if (err)
 		return err;
 	if (i == j || m->name[i] == m->name[j])
@@ -394,6 +408,7 @@ static int op_link(struct tmodel *m, struct ubikit_fs *fs, int i, int j, const c
 		return expect(m, ubikit_link(fs, p, q), -EEXIST, q);
 	m->maybe[j] = 1;
 	int err = ubikit_link(fs, p, q);
+	TR(m, "  link %s -> %s -> %d\n", p, q, err);
 	if (!err)
 		m->name[j] = m->name[i];
 	return err;
@@ -406,6 +421,7 @@ static int op_unlink(struct tmodel *m, struct ubikit_fs *fs, int i, const char *
 	unpin(m, i);
 	m->maybe[i] = 1;
 	int err = ubikit_unlink(fs, p);
+	TR(m, "  unlink %s ino#%d -> %d\n", p, m->name[i], err);
 	if (!err) {
 		int ino = m->name[i];
 		m->name[i] = -1;
@@ -456,6 +472,7 @@ static int op_xattr(struct tmodel *m, struct ubikit_fs *fs, int i, const char *p
 static int op_sync(struct tmodel *m, struct ubikit_fs *fs)
 {
 	int err = ubikit_sync(fs);
+	TR(m, "  sync -> %d\n", err);
 	if (err)
 		return err;
 	m->syncs++;
@@ -478,6 +495,7 @@ static int op_fsync_path(struct tmodel *m, struct ubikit_fs *fs, int i, const ch
 	if (err)
 		return err;
 	err = ubikit_fsync(h);
+	TR(m, "  fsync %s ino#%d -> %d\n", p, m->name[i], err);
 	if (!err) {
 		pin_ino(m, m->name[i]);
 		m->fsyncs++;

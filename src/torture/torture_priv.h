@@ -71,6 +71,7 @@ struct tmodel {
 	uint64_t ops, fsyncs, syncs, enospc;
 	int freeing;              /* ENOSPC seen: the next operations free space */
 	char err[512];            /* what went wrong (model mismatch) */
+	int trace;                /* print every operation to stderr (debugging a finding) */
 };
 
 const char *tm_path(int slot, char *buf); /* "/f3", "/d/g8", "/d/e/h13" */

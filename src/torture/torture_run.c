@@ -40,7 +40,7 @@ struct run {
 	int have_dev;
 	struct tmodel m;
 	struct util_prng rng;
-	uint64_t est_ops;   /* flash operations of a cycle without a cut */
+	uint64_t wl_flash_ops, wl_file_ops; /* flash operations per file operation, measured */
 	char ctx[160];      /* seed / cycle / cut operation, for findings */
 	char msg[512];
 	struct timespec t0;
@@ -82,6 +82,8 @@ static void drop_device(struct run *u)
 	flash_sim_get_stats(u->d.sim, &fs);
 	u->r->bitflips_corrected += fs.bitflips_corrected;
 	u->r->uncorrectable_reads += fs.ecc_failures;
+	u->r->flash_programs += fs.programs;
+	u->r->flash_erases += fs.erases;
 	u->r->bad_blocks += u->d.bad_marked;
 	tm_drop_handles(&u->m);
 	tdev_destroy(&u->d);
@@ -104,6 +106,7 @@ static int new_device(struct run *u)
 	u->ro_seen = 0;
 	u->r->fresh_devices++;
 	tm_init(&u->m, seed, u->d.vol.leb_size * 3);
+	u->m.trace = u->o->trace;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
 		snprintf(u->msg, sizeof(u->msg), "making the directories on a fresh device: %d", err);
@@ -121,6 +124,7 @@ static int recover(struct run *u, int ro)
 {
 	char cut_op[96];
 	snprintf(cut_op, sizeof(cut_op), "%s", u->d.last_op);
+	int in_erase = u->d.last_was_erase;
 	tm_drop_handles(&u->m);
 	tdev_unmount(&u->d);
 	flash_sim_reopen(u->d.sim);
@@ -156,6 +160,8 @@ static int recover(struct run *u, int ro)
 	flash_sim_power_cut_after(u->d.sim, 0);
 	size_t cl = strlen(u->ctx);
 	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", cut_op);
+	if (u->o->trace)
+		fprintf(stderr, "CUT: %s\n", cut_op);
 	if (tdev_mount(&u->d, ro, u->msg, sizeof(u->msg))) {
 		u->r->refused_mounts++;
 		finding(u, "mount after the power cut failed: %s", u->msg);
@@ -171,7 +177,7 @@ mounted:
 		finding(u, "%s", u->m.err);
 		return 1;
 	}
-	if (u->d.last_was_erase)
+	if (in_erase)
 		u->r->cuts_in_erase++;
 	else
 		u->r->cuts_in_program++;
@@ -255,15 +261,20 @@ static int cycle(struct run *u)
 	int s = scen(u);
 	unsigned nops = u->o->ops_per_cycle ? u->o->ops_per_cycle : s == UBIKIT_TORTURE_MIX ? 150 : 40;
 	snprintf(u->ctx, sizeof(u->ctx), "cycle %llu", (unsigned long long)u->r->cycles);
+	if (u->o->trace)
+		fprintf(stderr, "cycle %llu\n", (unsigned long long)u->r->cycles);
 	uint64_t op0 = flash_sim_op_count(u->d.sim);
 	int cut_armed = uses_cuts(s) && (s != UBIKIT_TORTURE_BADBLOCK || util_prng_below(&u->rng, 2));
+	/* the cut falls anywhere in the flash operations a whole cycle would do */
+	uint64_t est = u->wl_file_ops ? u->wl_flash_ops * nops / u->wl_file_ops : 200;
 	if (cut_armed)
-		flash_sim_power_cut_after(u->d.sim, 1 + util_prng_below(&u->rng, u->est_ops + u->est_ops / 3 + 1));
+		flash_sim_power_cut_after(u->d.sim, 1 + util_prng_below(&u->rng, est + est / 4 + 1));
 	inject_faults(u);
 	int err = 0;
 	for (unsigned k = 0; k < nops && !err; k++) {
 		err = tm_step(&u->m, u->d.fs);
 		u->r->ops++;
+		u->wl_file_ops++;
 		if (err == -ENOSPC && !flash_sim_is_cut(u->d.sim) && !ubi_is_ro(u)) {
 			u->r->enospc++;
 			err = 0;
@@ -271,6 +282,7 @@ static int cycle(struct run *u)
 		if (!err && util_prng_below(&u->rng, 8) == 0 && u->d.ubi)
 			err = ubi_background_step(u->d.ubi) < 0 ? -EIO : 0; /* erasures, scrubbing, WL moves */
 	}
+	u->wl_flash_ops += flash_sim_op_count(u->d.sim) - op0;
 	if (flash_sim_is_cut(u->d.sim)) {
 		if (err == 1)
 			finding(u, "%s", u->m.err);
@@ -294,8 +306,6 @@ static int cycle(struct run *u)
 				strerror(-err), err, u->m.err[0] ? ": " : "", u->m.err);
 		return 1;
 	}
-	uint64_t used = flash_sim_op_count(u->d.sim) - op0;
-	u->est_ops = used > 8 ? used : 8;
 	if (s == UBIKIT_TORTURE_MIX || util_prng_below(&u->rng, 8) == 0) {
 		/* a clean unmount and mount: the tree is exactly the model's */
 		tm_drop_handles(&u->m);
@@ -342,7 +352,6 @@ static int stop(struct run *u)
 
 static int run_chained(struct run *u)
 {
-	u->est_ops = 60;
 	while (!stop(u)) {
 		if (!u->have_dev) {
 			int err = new_device(u);
