@@ -162,7 +162,17 @@ static int recover(struct run *u, int ro)
 	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", cut_op);
 	if (u->o->trace)
 		fprintf(stderr, "CUT: %s\n", cut_op);
-	if (tdev_mount(&u->d, ro, u->msg, sizeof(u->msg))) {
+	int merr = tdev_mount(&u->d, ro, u->msg, sizeof(u->msg));
+	if (merr == -ENOSPC && (scen(u) == UBIKIT_TORTURE_WEAROUT || scen(u) == UBIKIT_TORTURE_BADBLOCK ||
+				scen(u) == UBIKIT_TORTURE_BITFLIP)) {
+		/* blocks died until fewer good PEBs are left than the volume
+		 * reserves plus WL's and EBA's one each: Linux refuses to attach
+		 * such a device too (ubi_wl_init, the volume table) */
+		u->r->read_only++;
+		u->r->eol_unattachable++;
+		return 1;
+	}
+	if (merr) {
 		u->r->refused_mounts++;
 		finding(u, "mount after the power cut failed: %s", u->msg);
 		return 1;
@@ -259,7 +269,7 @@ static int uses_cuts(int s)
 static int cycle(struct run *u)
 {
 	int s = scen(u);
-	unsigned nops = u->o->ops_per_cycle ? u->o->ops_per_cycle : s == UBIKIT_TORTURE_MIX ? 150 : 40;
+	unsigned nops = u->o->ops_per_cycle ? u->o->ops_per_cycle : s == UBIKIT_TORTURE_MIX ? 150 : 100;
 	snprintf(u->ctx, sizeof(u->ctx), "cycle %llu", (unsigned long long)u->r->cycles);
 	if (u->o->trace)
 		fprintf(stderr, "cycle %llu\n", (unsigned long long)u->r->cycles);
@@ -309,8 +319,19 @@ static int cycle(struct run *u)
 	if (s == UBIKIT_TORTURE_MIX || util_prng_below(&u->rng, 8) == 0) {
 		/* a clean unmount and mount: the tree is exactly the model's */
 		tm_drop_handles(&u->m);
-		if (tdev_unmount(&u->d)) {
-			finding(u, "clean unmount failed");
+		char why[300];
+		snprintf(why, sizeof(why), "%s", u->d.ubi ? ubi_errmsg(u->d.ubi) : "");
+		int uerr = ubikit_unmount(u->d.fs);
+		if (uerr)
+			snprintf(why, sizeof(why), "UBI: %s", ubi_errmsg(u->d.ubi));
+		u->d.fs = NULL;
+		if (uerr && ubi_is_ro(u)) { /* the reserve ran out during the unmount's writes */
+			end_of_life(u);
+			return 1;
+		}
+		tdev_unmount(&u->d);
+		if (uerr) {
+			finding(u, "clean unmount failed: %s (%d): %s", strerror(-uerr), uerr, why);
 			return 1;
 		}
 		if (tdev_mount(&u->d, 0, u->msg, sizeof(u->msg))) {
