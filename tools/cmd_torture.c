@@ -35,7 +35,8 @@ static void usage(FILE *out)
 		"  -e, --export DIR      write post-cut flash images (raw PEBs) + synced file lists\n"
 		"      --export-every N  every Nth cut (default 50)\n"
 		"  -v, --verbose         progress once a second\n"
-		"  -T, --trace           every file operation and cut on stderr (to follow a finding)\n"
+		"  -T, --trace           every file operation and cut on stderr (to follow a finding);\n"
+		"                        twice: every flash program and erase too\n"
 		"  -h, --help\n");
 }
 
@@ -130,7 +131,7 @@ int cmd_torture(int argc, char **argv)
 			ps.verbose = 1;
 			break;
 		case 'T':
-			o.trace = 1;
+			o.trace++;
 			break;
 		case 'h':
 			usage(stdout);

@@ -35,11 +35,15 @@ static int r_read(struct flash_dev *f, uint32_t p, uint32_t o, void *b, size_t n
 static int r_write(struct flash_dev *f, uint32_t p, uint32_t o, const void *b, size_t n)
 {
 	note(td(f), 0, p, o, n);
+	if (td(f)->trace_flash)
+		fprintf(stderr, "    flash: program PEB %u:%u len %zu\n", p, o, n);
 	return flash_write(td(f)->sim, p, o, b, n);
 }
 static int r_erase(struct flash_dev *f, uint32_t p)
 {
 	note(td(f), 1, p, 0, 0);
+	if (td(f)->trace_flash)
+		fprintf(stderr, "    flash: erase PEB %u\n", p);
 	return flash_erase(td(f)->sim, p);
 }
 static int r_is_bad(struct flash_dev *f, uint32_t p)

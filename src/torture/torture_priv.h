@@ -23,6 +23,7 @@ struct tdev {
 	struct ubi_vol_io vol;
 	struct ubikit_fs *fs;
 	int read_only;             /* mounted read-only */
+	int trace_flash;           /* print programs and erases to stderr */
 };
 
 /* New erased simulated device by profile name; UBI attached (formats it),

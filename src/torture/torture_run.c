@@ -107,6 +107,7 @@ static int new_device(struct run *u)
 	u->r->fresh_devices++;
 	tm_init(&u->m, seed, u->d.vol.leb_size * 3);
 	u->m.trace = u->o->trace;
+	u->d.trace_flash = u->o->trace > 1;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
 		snprintf(u->msg, sizeof(u->msg), "making the directories on a fresh device: %d", err);
@@ -128,7 +129,7 @@ static int recover(struct run *u, int ro)
 	tm_drop_handles(&u->m);
 	tdev_unmount(&u->d);
 	flash_sim_reopen(u->d.sim);
-	if (u->o->export_dir && u->o->export_every && u->r->cuts % u->o->export_every == 0) {
+	if (u->o->export_dir && u->o->export_every && u->r->cuts % u->o->export_every == 0 && u->r->cuts) {
 		char p[1024];
 		snprintf(p, sizeof(p), "%s/%06llu.flash", u->o->export_dir, (unsigned long long)u->r->cuts);
 		int e = tdev_export(&u->d, p);
@@ -173,6 +174,12 @@ static int recover(struct run *u, int ro)
 		return 1;
 	}
 	if (merr) {
+		if (u->o->export_dir) { /* the flash as the failed mount saw it, to debug */
+			char p[1024];
+			snprintf(p, sizeof(p), "%s/refused-%06llu.flash", u->o->export_dir,
+				 (unsigned long long)u->r->cycles);
+			tdev_export(&u->d, p);
+		}
 		u->r->refused_mounts++;
 		finding(u, "mount after the power cut failed: %s", u->msg);
 		return 1;
@@ -289,8 +296,15 @@ static int cycle(struct run *u)
 			u->r->enospc++;
 			err = 0;
 		}
-		if (!err && util_prng_below(&u->rng, 8) == 0 && u->d.ubi)
-			err = ubi_background_step(u->d.ubi) < 0 ? -EIO : 0; /* erasures, scrubbing, WL moves */
+		if (!err && util_prng_below(&u->rng, 8) == 0 && u->d.ubi) {
+			int b = ubi_background_step(u->d.ubi); /* erasures, scrubbing, WL moves */
+			if (b < 0 && !flash_sim_is_cut(u->d.sim) && !ubi_is_ro(u)) {
+				finding(u, "UBI background work failed without a cut: %s (%d)", ubi_errmsg(u->d.ubi), b);
+				return 1;
+			}
+			if (b < 0)
+				err = b;
+		}
 	}
 	u->wl_flash_ops += flash_sim_op_count(u->d.sim) - op0;
 	if (flash_sim_is_cut(u->d.sim)) {
@@ -304,7 +318,7 @@ static int cycle(struct run *u)
 	}
 	flash_sim_power_cut_after(u->d.sim, 0);
 	if (err && (ubi_is_ro(u) || err == -EROFS) &&
-	    (s == UBIKIT_TORTURE_BADBLOCK || s == UBIKIT_TORTURE_WEAROUT)) {
+	    (s == UBIKIT_TORTURE_BADBLOCK || s == UBIKIT_TORTURE_WEAROUT || s == UBIKIT_TORTURE_BITFLIP)) {
 		end_of_life(u);
 		return 1;
 	}
