@@ -139,6 +139,7 @@ static int recover(struct run *u, int ro)
 		if (e)
 			finding(u, "export to %s: %s", u->o->export_dir, strerror(-e));
 	}
+	size_t cl = strlen(u->ctx);
 	if (scen(u) == UBIKIT_TORTURE_POWERCUT_RECOVERY) {
 		for (int k = 0; k < 3 && util_prng_below(&u->rng, 2); k++) {
 			flash_sim_power_cut_after(u->d.sim, 1 + util_prng_below(&u->rng, 60));
@@ -147,6 +148,7 @@ static int recover(struct run *u, int ro)
 				flash_sim_power_cut_after(u->d.sim, 0);
 				if (err)
 					break; /* the plain mount below says it again */
+				snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s; recovery mount not cut)", cut_op);
 				goto mounted;
 			}
 			u->r->cuts_in_recovery++;
@@ -159,7 +161,6 @@ static int recover(struct run *u, int ro)
 		}
 	}
 	flash_sim_power_cut_after(u->d.sim, 0);
-	size_t cl = strlen(u->ctx);
 	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", cut_op);
 	if (u->o->trace)
 		fprintf(stderr, "CUT: %s\n", cut_op);
