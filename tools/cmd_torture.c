@@ -32,7 +32,7 @@ static void usage(FILE *out)
 		"  -t, --seconds S       time per scenario (default 10)\n"
 		"  -n, --cycles N        stop a scenario after N cycles instead\n"
 		"  -o, --ops N           file operations per cycle\n"
-		"  -e, --export DIR      write post-cut flash images (raw PEBs) + synced file lists\n"
+		"  -e, --export DIR      post-cut flash images (raw PEBs) + the synced files they must hold\n"
 		"      --export-every N  every Nth cut (default 50)\n"
 		"  -v, --verbose         progress once a second\n"
 		"  -T, --trace           every file operation and cut on stderr (to follow a finding);\n"

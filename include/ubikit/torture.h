@@ -47,9 +47,10 @@ struct ubikit_torture_opts {
 	double max_seconds;     /* stop after this much time (0: no limit) */
 	unsigned ops_per_cycle; /* file operations per cycle (0: default) */
 	/* post-cut images for the kernel: every export_every-th cut, the flash
-	 * as the cut left it goes to export_dir/NNNNNN.flash (raw PEBs, no OOB)
-	 * and what our recovery showed to NNNNNN.list ("path size md5" per
-	 * regular file, sorted). NULL: none. */
+	 * as the cut left it (before any recovery) goes to
+	 * export_dir/NNNNNN.flash (raw PEBs, no OOB) and the files that must
+	 * survive it (fsync'ed or committed, unchanged since) to the tree
+	 * export_dir/NNNNNN.synced/. NULL: none. */
 	const char *export_dir;
 	unsigned export_every;
 	/* called after every cycle (may be NULL) */

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include "torture/torture_priv.h"
 
@@ -764,19 +763,27 @@ int tm_adopt(struct tmodel *m, struct ubikit_fs *fs)
 	return 0;
 }
 
-int tm_write_list(struct tmodel *m, struct ubikit_fs *fs, const char *path)
+int tm_write_list(struct tmodel *m, struct ubikit_fs *fs, const char *dir)
 {
 	(void)fs;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	char p[1200];
+	static const char *const sub[] = {"", "/d", "/d/e"};
+	for (int d = 0; d < 3; d++) {
+		snprintf(p, sizeof(p), "%s%s", dir, sub[d]);
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -errno;
+	}
 	for (int i = 0; i < TM_NAMES; i++) {
 		if (!m->pinned[i])
 			continue;
-		char p[32];
-		tm_path(i, p);
-		unsigned long c = crc32(0, m->pdata[i], (uInt)m->plen[i]);
-		fprintf(f, ".%s %zu %08lx\n", p, m->plen[i], c);
+		char n[32];
+		snprintf(p, sizeof(p), "%s%s", dir, tm_path(i, n));
+		FILE *f = fopen(p, "wb");
+		if (!f)
+			return -errno;
+		size_t w = m->plen[i] ? fwrite(m->pdata[i], 1, m->plen[i], f) : 0;
+		if (fclose(f) || w != m->plen[i])
+			return -EIO;
 	}
-	return fclose(f) ? -EIO : 0;
+	return 0;
 }

@@ -94,7 +94,8 @@ int tm_check_exact(struct tmodel *m, struct ubikit_fs *fs);
 /* Take the recovered tree as the model's new state, and commit it. 0 or
  * -errno (m->err). */
 int tm_adopt(struct tmodel *m, struct ubikit_fs *fs);
-/* Write the pinned names and sizes ("path size crc32") to a file. */
-int tm_write_list(struct tmodel *m, struct ubikit_fs *fs, const char *path);
+/* Copy the pinned names (what must survive the cut) into directory dir,
+ * at their paths (dir/f3, dir/d/g8, ...), for the kernel to compare. */
+int tm_write_list(struct tmodel *m, struct ubikit_fs *fs, const char *dir);
 
 #endif

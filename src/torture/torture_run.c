@@ -133,7 +133,7 @@ static int recover(struct run *u, int ro)
 		char p[1024];
 		snprintf(p, sizeof(p), "%s/%06llu.flash", u->o->export_dir, (unsigned long long)u->r->cuts);
 		int e = tdev_export(&u->d, p);
-		snprintf(p, sizeof(p), "%s/%06llu.list", u->o->export_dir, (unsigned long long)u->r->cuts);
+		snprintf(p, sizeof(p), "%s/%06llu.synced", u->o->export_dir, (unsigned long long)u->r->cuts);
 		if (!e)
 			e = tm_write_list(&u->m, NULL, p);
 		if (e)
