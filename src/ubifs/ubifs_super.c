@@ -190,6 +190,10 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	err = ubifs_replay_journal(fs);
 	if (err)
 		goto fail;
+	/* kernel mount_ubifs: min_idx_lebs right after the replay, so that the
+	 * LEB finders of the recovery (its GC and commit) keep the index's
+	 * reserve; again below once the mount's own writes are done */
+	ubifs_budget_mounted(fs);
 	if (!read_only)
 		ubifs_log_set_head(fs->log, fs->lhead_lnum, fs->lhead_offs);
 	err = ubifs_mount_orphans(fs);
@@ -211,7 +215,7 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		if (err)
 			goto fail;
 	}
-	ubifs_budget_mounted(fs); /* kernel: min_idx_lebs after the replay */
+	ubifs_budget_mounted(fs); /* after the recovery's commit and the fixup */
 	struct ubifs_inode *root = malloc(sizeof(*root));
 	if (!root) {
 		err = -ENOMEM;
