@@ -12,10 +12,12 @@
  *  - recovery with no empty LEB (kernel ubifs_rcvry_gc_commit): a full
  *    file system cut with a GC bud in the journal mounts read-write by
  *    collecting a dirty LEB into the GC head.
- * UBIKIT_RWGAPS_EXPORT=DIR writes the results as bare UBIFS images
+ * UBIKIT_RWGAPS_EXPORT=DIR writes results (after the recovery mount and
+ * more writes, unmounted and mounted again) as bare UBIFS images
  * (DIR/NAME.img) with the tree ubikit sees (DIR/NAME.manifest, the format
  * of tests/tools/ubifs_manifest.sh) for the kernel's judgement
- * (tests/vm/ubifs_rwgaps_kernel.sh). */
+ * (tests/vm/ubifs_rwgaps_kernel.sh): one of each kind (c1: consolidated
+ * log, g1: recovery GC), or many with UBIKIT_LONG_TESTS=1. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -171,28 +173,46 @@ static void mv_free(struct memvol *m)
 	free(m->mapped);
 }
 
-static void mv_export(const struct memvol *m, struct ubikit_fs *fs, const char *name)
+/* Unmount fs (on m); when it is the n-th (from 1) result of a kind to
+ * export (the first by default, every one with UBIKIT_LONG_TESTS=1), its
+ * manifest first and the unmounted image after. */
+static int long_tests(void)
+{
+	const char *lng = getenv("UBIKIT_LONG_TESTS");
+	return lng && !strcmp(lng, "1");
+}
+
+/* exporting for the VM only (not the long run): the loops stop after
+ * their first export */
+static int export_only(void)
 {
 	const char *dir = getenv("UBIKIT_RWGAPS_EXPORT");
-	if (!dir || !*dir)
-		return;
+	return dir && *dir && !long_tests();
+}
+
+/* returns 1 when it exported */
+static int unmount_export(const struct memvol *m, struct ubikit_fs *fs, const char *kind, unsigned n)
+{
+	const char *dir = getenv("UBIKIT_RWGAPS_EXPORT");
+	if (!dir || !*dir || n == 0 || (n > 1 && !long_tests())) {
+		assert_int_equal(ubikit_unmount(fs), 0);
+		return 0;
+	}
 	char path[512];
-	snprintf(path, sizeof(path), "%s/%s.manifest", dir, name);
+	snprintf(path, sizeof(path), "%s/%s%u.manifest", dir, kind, n);
 	char *man = tm_manifest(fs);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(man, f);
 	fclose(f);
 	free(man);
-	snprintf(path, sizeof(path), "%s/%s.img", dir, name);
+	assert_int_equal(ubikit_unmount(fs), 0);
+	snprintf(path, sizeof(path), "%s/%s%u.img", dir, kind, n);
 	f = fopen(path, "wb");
 	assert_non_null(f);
-	/* the used LEBs (a shorter image reads as unmapped at the end) */
-	uint32_t n = m->vol.leb_count;
-	while (n && !m->mapped[n - 1])
-		n--;
-	assert_int_equal(fwrite(m->data, m->vol.leb_size, n, f), n);
+	assert_int_equal(fwrite(m->data, m->vol.leb_size, m->vol.leb_count, f), m->vol.leb_count);
 	fclose(f);
+	return 1;
 }
 
 /* ---- the file system ---- */
@@ -376,7 +396,7 @@ static void t_log_consolidate(void **state)
 		struct ubikit_fs *fs = mount_ok(&r, ctx);
 		struct ubifs_fs_info info;
 		ubifs_get_info(fs_ubifs(fs), &info);
-		if (info.log_consolidated)
+		if (info.log_consolidated && !export_only())
 			nested_cuts(&pre, r.ops, ctx);
 		mv_free(&pre);
 		assert_int_equal(info.sb.log_lebs, 2); /* the kernel's default here */
@@ -393,11 +413,11 @@ static void t_log_consolidate(void **state)
 		check(fs, ctx);
 		want_file(fs, "/after", 40000, 7, ctx);
 		want_file(fs, "/after2", 9000, 8, ctx);
-		if (info.log_consolidated && consolidated == 1)
-			mv_export(&r, fs, "consolidated");
-		assert_int_equal(ubikit_unmount(fs), 0);
+		int exported = unmount_export(&r, fs, "c", info.log_consolidated ? consolidated : 0);
 		mv_free(&r);
 		cuts++;
+		if (exported && export_only())
+			break;
 	}
 	mv_free(&base);
 	printf("log consolidation: %u cuts in the commit, %u mounts consolidated a full log\n", cuts,
@@ -475,11 +495,11 @@ static void t_rcvry_gc(void **state)
 		assert_int_equal(ubikit_unmount(cfs), 0);
 		cfs = mount_ok(&c, ctx);
 		check(cfs, ctx);
-		if (info.rcvry_gc_head && via_gc == 1)
-			mv_export(&c, cfs, "rcvry_gc");
-		assert_int_equal(ubikit_unmount(cfs), 0);
+		int exported = unmount_export(&c, cfs, "g", info.rcvry_gc_head && via_gc % 20 == 1 ? via_gc / 20 + 1 : 0);
 		mv_free(&c);
 		snaps++;
+		if (exported && export_only())
+			break;
 	}
 	assert_int_equal(ubikit_unmount(fs), 0);
 	mv_free(&m);
