@@ -223,6 +223,9 @@ static void walk_dir(struct walk *w, uint64_t dir, const char *path, int depth)
 static int check_cb(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64_t inum)
 {
 	struct ubikit_fsck_report *rep = ctx;
+	for (size_t i = 0; i < rep->count; i++) /* the LPT check and the scan may meet the same node */
+		if (!strcmp(rep->problems[i].msg, msg))
+			return 0;
 	return fs_fsck_add(rep, 0, -1, lnum, offs, inum, NULL, "%s", msg);
 }
 
@@ -232,6 +235,8 @@ int ubikit_fsck_fs(struct ubikit_fs *fs, struct ubikit_fsck_report *rep)
 		return -EINVAL;
 	size_t first = rep->count;
 	int err = ubifs_check_report(fs_ubifs(fs), check_cb, rep, NULL);
+	if (!err)
+		err = ubifs_fsck_scan(fs_ubifs(fs), check_cb, rep, NULL, &rep->lebs_scanned);
 	if (err)
 		return err;
 	struct walk w = {.fs = fs, .rep = rep};

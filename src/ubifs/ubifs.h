@@ -204,6 +204,9 @@ int ubifs_check(struct ubifs_fs *fs);
  * could not (-ENOMEM, a failed journal sync). */
 typedef int (*ubifs_check_cb)(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64_t inum);
 int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems);
+/* fsck's read-back of every main-area LEB in use (ubifs_fsck_scan.c):
+ * node headers and CRCs, erased space; problems to cb; *lebs += LEBs read. */
+int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems, uint64_t *lebs);
 
 /* One step of background garbage collection (ubifs_gc.c): a commit when
  * the journal asks for one, else one LEB with at least half of it dirty is

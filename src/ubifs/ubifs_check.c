@@ -402,8 +402,9 @@ int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsign
 	int err = check_idx(&c, fs->mst.root_lnum, fs->mst.root_offs, fs->mst.root_len, -1, &lo, &hi, 0);
 	if (!err && !c.idx_bad && fs->tnc.root && !fs->tnc.root->dirty && c.idx_size != fs->mst.index_size &&
 	    !(fs->read_only && fs->need_recovery))
-		err = CKERR(&c, -1, -1, 0, "check: the index nodes take %llu bytes, the master says %llu",
-			    ULL(c.idx_size), ULL(fs->mst.index_size));
+		err = CKERR(&c, fs->mst_lnum, fs->mst_offs, 0,
+			    "check: the index nodes take %llu bytes, the master node at LEB %u:%u says %llu",
+			    ULL(c.idx_size), fs->mst_lnum, fs->mst_offs, ULL(fs->mst.index_size));
 	if (!err)
 		err = walk_leaves(&c);
 	if (!err)
