@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{"setfattr", cmd_setfattr, "set or remove an extended attribute in an image"},
 	{"mkfs", cmd_mkfs, "make a UBIFS image from a directory (mkfs.ubifs options)"},
 	{"fsck", cmd_fsck, "check (and repair) the UBIFS in an image"},
+	{"torture", cmd_torture, "power cuts, bit flips, bad blocks, wear on a simulated flash, model-checked"},
 };
 
 static void usage(FILE *out)
