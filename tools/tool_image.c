@@ -33,19 +33,21 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		io.flags |= UBIKIT_IMAGE_NO_VOLUME;
 	if (o->keep_flash_on_attach_failure)
 		io.flags |= UBIKIT_IMAGE_KEEP_FLASH;
+	size_t detected = 0;
 	if (o->verbose) {
 		struct ubikit_image_geo g;
 		char dm[512];
-		if (!ubikit_image_detect(path, &io, &g, dm, sizeof(dm)))
+		if (!ubikit_image_detect(path, &io, &g, dm, sizeof(dm))) {
 			tool_image_print_geo(&g, stderr);
+			detected = strlen(g.how);
+		}
 	}
 	int ret = ubikit_image_open(path, &io, out, msg, msglen);
 	if (!ret && o->verbose) {
 		/* what opening added (more PEBs assumed, autoresize view) */
 		const char *how = ubikit_image_geometry(*out)->how;
-		const char *note = strstr(how, " UBI needs more PEBs");
-		if (note)
-			fprintf(stderr, "note:%s\n", note);
+		if (strlen(how) > detected)
+			fprintf(stderr, "note:%s\n", how + detected);
 	}
 	return ret;
 }

@@ -28,6 +28,9 @@
 #define UBIFS_SB_NODE 6
 #define UBIFS_SB_NODE_SZ 4096
 #define MAX_EC_SEEN 16
+/* Smallest PEB detection accepts: ubinize -p 512 on NOR (headers at 0/64,
+ * data at 128) still leaves room for the volume table. */
+#define UBI_MIN_PEB_SIZE 256
 
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -234,8 +237,10 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 			ec_off[n_ec++] = base + off;
 			if (n_ec == MAX_EC_SEEN)
 				break;
-			/* Skip ahead: no header is closer than 4 KiB to another. */
-			off += 4096 - step;
+			/* Skip ahead: the next PEB starts after this one's data
+			 * offset at the earliest (PEBs as small as 512 bytes). */
+			if (eh.data_offset > step && eh.data_offset < bufsz)
+				off += (eh.data_offset / step) * step - step;
 		}
 		if (step > bufsz)
 			break;
@@ -274,7 +279,7 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 	} else {
 		how_add(g, "EC header spacing %" PRIu64 ";", stride);
 	}
-	if (stride > UINT32_MAX || stride < 1024) {
+	if (stride > UINT32_MAX || stride < UBI_MIN_PEB_SIZE || stride <= g->data_offset) {
 		snprintf(msg, msglen, "EC headers are %" PRIu64 " bytes apart: no plausible PEB size (give --peb)",
 			 stride);
 		return -EINVAL;

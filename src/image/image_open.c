@@ -151,7 +151,7 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 	img->drop_sidecar = img->rdwr && access(side, F_OK) != 0;
 	uint32_t extra = 0;
 	/* layout volume (2) + WL and atomic-change reserve (2) */
-	if (img->geo.vtbl_pebs && !o->peb_size && img->geo.vtbl_pebs + 4 > img->geo.peb_count &&
+	if (img->geo.vtbl_pebs && img->geo.vtbl_pebs + 4 > img->geo.peb_count &&
 	    img->geo.vtbl_pebs < (1u << 20)) /* bound: a corrupt table must not ask for millions */
 		extra = img->geo.vtbl_pebs + 4 - img->geo.peb_count;
 	int ret;
@@ -175,7 +175,7 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 			return ret;
 		}
 		ret = attach(img, o);
-		if (ret != -ENOSPC || attempt >= 12 || o->peb_size)
+		if (ret != -ENOSPC || attempt >= 12)
 			break;
 		ubi_detach(img->ubi);
 		img->ubi = NULL;
