@@ -349,14 +349,30 @@ int cmd_info(int argc, char **argv)
 	}
 	char msg[1024];
 	struct ubikit_image *img;
+	/* A failed attach still says what was found (kind, geometry) and why. */
+	io.keep_flash_on_attach_failure = true;
+	struct tool_out o;
 	if (tool_image_open(argv[optind], &io, false, &img, msg, sizeof(msg))) {
+		if (json) {
+			tool_out_init(&o, stdout, json);
+			tool_out_str(&o, "error", msg);
+			tool_out_finish(&o);
+		}
 		tool_err("info", "%s", msg);
 		return 1;
 	}
 	int rc = 0;
-	struct tool_out o;
 	tool_out_init(&o, stdout, json);
 	out_geo(&o, &img->geo);
+	if (!img->ubi && img->flash) {
+		tool_out_obj(&o, "ubi");
+		tool_out_str(&o, "error", img->err);
+		tool_out_end(&o);
+		tool_out_finish(&o);
+		tool_err("info", "%s: %s", argv[optind], img->err);
+		tool_image_close(img);
+		return 1;
+	}
 	bool is_ubifs = !img->ubi;
 	if (img->ubi)
 		out_ubi(&o, img, &is_ubifs);
