@@ -108,4 +108,62 @@ for peb in "" "--peb 128KiB"; do
 	[ "$(tree_of x)" = "$(cat root.tree)" ] || fail "vol_size image ${peb:-detected}: extracted tree differs"
 done
 
+# ---- class 6: hostile names ------------------------------------------------
+mkdir nm
+python3 - <<'PY'
+import os
+for n in [b"a\nb", b"e\x1b[31mred", b"sp ace", b"back\\slash", b"t\tab", b"u\xc3\xa9", b"bad\xff", b"del\x7f", b"cr\r"]:
+    open(os.path.join(b"nm", n), "wb").write(n)
+os.symlink(b"x\ny", b"nm/lnk")
+PY
+mkfs.ubifs -m 2048 -e 126976 -c 100 -r nm -o nm.ubifs
+printf '%s\n' 'a\nb' 'back\\slash' 'bad\377' 'cr\r' 'del\177' 'e\033[31mred' 'lnk' 'sp\ ace' 't\tab' 'ué' > nm.expect
+expect_ok "$UBIKIT" ls -b nm.ubifs
+diff -u nm.expect "$T_OUT" >&2 || fail "ls -b: names not escaped like ls -b"
+# on a terminal escaping is the default (a pty through script(1))
+if command -v script >/dev/null; then
+	script -qc "$UBIKIT ls -l nm.ubifs" /dev/null > tty.out 2>&1 < /dev/null || true
+	tr -d '\r' < tty.out > tty.txt
+	grep -q 'a\\nb' tty.txt && grep -q -- '-> x\\ny' tty.txt || fail "ls on a terminal: not escaped: $(head -3 tty.txt)"
+	LC_ALL=C grep -q "$(printf '\033')" tty.txt && fail "ls on a terminal: an escape byte reached the terminal"
+else
+	skip_part "script(1) missing: the terminal case is not checked"
+fi
+# not a terminal, or -N: the names as they are (ls does the same)
+expect_ok "$UBIKIT" ls -N nm.ubifs
+python3 - "$T_OUT" <<'PY' || fail "ls -N: names not raw"
+import sys
+got = open(sys.argv[1], "rb").read()
+assert b"a\nb\n" in got and b"e\x1b[31mred\n" in got and b"bad\xff\n" in got, got
+PY
+rm -rf x; expect_ok "$UBIKIT" extract -q nm.ubifs -o x
+python3 - <<'PY' || fail "extract: names not exact"
+import os
+assert sorted(os.listdir(b"x")) == sorted(os.listdir(b"nm")), os.listdir(b"x")
+assert os.readlink(b"x/lnk") == b"x\ny"
+PY
+# a UBI volume name with an escape byte: exact in --json, escaped in text
+printf '[v]\nmode=ubi\nimage=nm.ubifs\nvol_id=0\nvol_size=4MiB\nvol_name=v\033[1mx\n' > nmv.ini
+ubinize -o nmv.ubi -m 2048 -p 128KiB nmv.ini >/dev/null 2>&1
+expect_ok "$UBIKIT" info --json nmv.ubi
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); n=d['ubi']['volumes'][0]['name']; assert n=='v\x1b[1mx', repr(n)" "$T_OUT" \
+	|| fail "info --json: volume name not exact"
+expect_ok "$UBIKIT" info nmv.ubi
+grep -qF "v\\033[1mx" "$T_OUT" || fail "info: volume name not escaped"
+
+# ---- class 7: dump and info details ------------------------------------------
+expect_ok "$UBIKIT" dump --peb 128KiB --pnum 3 br.ubi
+grep -q "^PEB 3 .*vol 0 LEB 1" "$T_OUT" || fail "dump --peb SIZE --pnum 3: $(head -2 "$T_OUT")"
+expect_fail 1 "PEB 16 is past the end" "$UBIKIT" dump --pnum 16 br.ubi
+expect_ok "$UBIKIT" dump --leb 0 br.ubifs
+grep -q "0:4096 *signature .*zeroed signature node" "$T_OUT" || fail "dump: zeroed signature node not named"
+grep -qi "problem\|!$" "$T_OUT" && fail "dump: LEB 0 of a fresh mkfs.ubifs image has a problem: $(grep -i problem "$T_OUT")"
+python3 -c "
+b=bytearray(open('br.ubi','rb').read())
+for p in (0, 1): b[p*131072 + 2048 + 10] ^= 0xff   # both volume table VID headers
+open('novt.ubi','wb').write(b)"
+expect_fail 1 "UBI attach failed" "$UBIKIT" info --json novt.ubi
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['image']['peb_size']==131072 and 'attach failed' in d['ubi']['error'], d" "$T_OUT" \
+	|| fail "info --json on a failed attach: $(head -c 300 "$T_OUT")"
+
 finish ubi_wild
