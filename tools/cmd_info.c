@@ -54,6 +54,23 @@ static void out_geo(struct tool_out *o, const struct ubikit_image_geo *g)
 	}
 	if (g->how[0])
 		tool_out_str(o, "detected", g->how);
+	if (g->kind == UBIKIT_IMAGE_UBI || g->kind == UBIKIT_IMAGE_NAND_OOB) {
+		tool_out_u64(o, "ubi_offset", g->offset);
+		tool_out_arr(o, "ubi_devices");
+		for (int i = 0; i < g->ubi_dev_count && i < UBIKIT_IMAGE_MAX_UBI_DEVS; i++) {
+			const struct ubikit_image_ubi_dev *d = &g->ubi_devs[i];
+			tool_out_obj(o, NULL);
+			tool_out_u64(o, "index", (uint64_t)i);
+			tool_out_u64(o, "offset", d->offset);
+			tool_out_u64(o, "size", d->size);
+			tool_out_u64(o, "peb_stride", d->peb_stride);
+			tool_out_u64(o, "ec_headers", d->ec_headers);
+			tool_out_hex(o, "image_seq", d->image_seq);
+			tool_out_bool(o, "chosen", i == g->ubi_dev_index);
+			tool_out_end(o);
+		}
+		tool_out_end(o);
+	}
 	tool_out_end(o);
 }
 
