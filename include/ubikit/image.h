@@ -106,6 +106,7 @@ struct ubikit_image_geo {
 	uint32_t vtbl_pebs;    /* PEBs the volume table reserves for volumes (0 = unknown) */
 	enum ubikit_image_flash flash_type;
 	uint64_t offset;       /* byte offset of the chosen UBI device in the file (0: start) */
+	uint64_t dev_size;     /* bytes from there that belong to it (0: the rest of the file) */
 	int ubi_dev_count;     /* UBI devices found in the file (dumps with OOB: 0, not searched) */
 	int ubi_dev_index;     /* the chosen one (-1: given by offset, none of the list) */
 	struct ubikit_image_ubi_dev ubi_devs[UBIKIT_IMAGE_MAX_UBI_DEVS];

@@ -10,6 +10,7 @@ struct flash_window {
 	struct flash_dev dev; /* first member */
 	struct flash_dev *under;
 	uint64_t base;
+	uint64_t size; /* bytes of the flash below that belong to the window */
 };
 
 static int win_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, size_t len)
@@ -25,10 +26,12 @@ static int win_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 		uint64_t upeb = abs / psz;
 		uint32_t uoff = (uint32_t)(abs % psz);
 		size_t chunk = psz - uoff < len ? psz - uoff : len;
-		if (upeb >= w->under->geo.peb_count) {
-			memset(p, 0xFF, len); /* past the end of the flash below: erased */
+		if (upeb >= w->under->geo.peb_count || abs >= w->base + w->size) {
+			memset(p, 0xFF, len); /* past the window's bytes: erased */
 			break;
 		}
+		if (abs + chunk > w->base + w->size)
+			chunk = (size_t)(w->base + w->size - abs);
 		int r = flash_read(w->under, (uint32_t)upeb, uoff, p, chunk);
 		if (r == -EUCLEAN || r == -EBADMSG) {
 			if (!ret || r == -EBADMSG)
@@ -64,6 +67,8 @@ static int win_is_bad(struct flash_dev *d, uint32_t peb)
 	if (w->base % psz)
 		return 0; /* no OOB below (flash_window_open checked): no markers */
 	uint64_t upeb = w->base / psz + peb;
+	if ((uint64_t)peb * psz >= w->size)
+		return 0;
 	return upeb < w->under->geo.peb_count ? flash_is_bad(w->under, (uint32_t)upeb) : 0;
 }
 
@@ -90,7 +95,8 @@ static const struct flash_ops win_ops = {
 	.errmsg = win_errmsg,
 };
 
-int flash_window_open(struct flash_dev *under, uint64_t base, uint32_t peb_count, struct flash_dev **out)
+int flash_window_open(struct flash_dev *under, uint64_t base, uint64_t size, uint32_t peb_count,
+		      struct flash_dev **out)
 {
 	*out = NULL;
 	if (!under || !under->geo.peb_size || !peb_count)
@@ -104,6 +110,7 @@ int flash_window_open(struct flash_dev *under, uint64_t base, uint32_t peb_count
 	w->dev.read_only = 1;
 	w->under = under;
 	w->base = base;
+	w->size = size;
 	*out = &w->dev;
 	return 0;
 }

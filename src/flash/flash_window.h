@@ -11,10 +11,13 @@
 
 #include "flash/flash.h"
 
-/* base: data bytes (PEB x peb_size + offset) into `under`; the window has
- * under's geometry with peb_count PEBs. A base that is not a multiple of
+/* base: data bytes (PEB x peb_size + offset) into `under`; size: how many
+ * bytes from there belong to the window (the rest of its peb_count PEBs
+ * read as erased: PEBs assumed after the end of an image, never the next
+ * device's). The window has under's geometry with peb_count PEBs. A base that is not a multiple of
  * the PEB size is for flashes without OOB (the caller's rule: bad-block
  * markers are then not looked at). On failure `under` is not closed. */
-int flash_window_open(struct flash_dev *under, uint64_t base, uint32_t peb_count, struct flash_dev **out);
+int flash_window_open(struct flash_dev *under, uint64_t base, uint64_t size, uint32_t peb_count,
+		      struct flash_dev **out);
 
 #endif

@@ -408,6 +408,7 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 			stride, g->peb_size / g->page_size, g->page_size, g->oob_size, best_score);
 	}
 	/* A partial last PEB is kept (the missing bytes read as erased). */
+	g->dev_size = dev_size;
 	g->peb_count = (uint32_t)((dev_size + g->peb_stride - 1) / g->peb_stride);
 	if (dev_size % g->peb_stride)
 		how_add(g, "file size is not a whole number of PEBs (last PEB has only %" PRIu64 " bytes: truncated?);",

@@ -202,7 +202,12 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 			struct flash_dev *w;
 			uint64_t base = img->geo.has_oob ? img->geo.offset / img->geo.peb_stride * img->geo.peb_size
 							 : img->geo.offset;
-			ret = flash_window_open(img->flash, base, img->geo.peb_count + extra, &w);
+			uint64_t size = (uint64_t)img->geo.peb_count * img->geo.peb_size;
+			uint64_t dev = img->geo.has_oob ? img->geo.dev_size / img->geo.peb_stride * img->geo.peb_size
+							: img->geo.dev_size;
+			if (dev && dev < size)
+				size = dev;
+			ret = flash_window_open(img->flash, base, size, img->geo.peb_count + extra, &w);
 			if (ret) {
 				flash_close(img->flash);
 				img->flash = NULL;
