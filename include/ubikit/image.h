@@ -71,6 +71,8 @@ struct ubikit_image_opts {
 	long vol_id;                 /* -1 = not given */
 	unsigned flags;              /* UBIKIT_IMAGE_* */
 	unsigned mount_flags;        /* extra UBIKIT_MOUNT_* (RDONLY is implied without RDWR) */
+	const uint8_t *fscrypt_key;  /* fscrypt master key for the mount (see ubikit_mount_opts), or NULL */
+	size_t fscrypt_key_len;
 };
 
 enum ubikit_image_flash { UBIKIT_IMAGE_FLASH_NAND = 1, UBIKIT_IMAGE_FLASH_NOR = 2 };

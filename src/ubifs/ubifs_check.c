@@ -89,13 +89,13 @@ static int check_idx(struct ck *c, uint32_t lnum, uint32_t offs, uint32_t len, i
 	if (level_expect >= 0 && level != (uint16_t)level_expect)
 		err = util_err_set(&fs->err, -EUCLEAN, "check: index node at LEB %u:%u has level %u, expected %d", lnum,
 				   offs, level, level_expect);
-	else if (cnt == 0 || cnt > fs->fanout || ubifs_idx_node_len(cnt) != len)
+	else if (cnt == 0 || cnt > fs->fanout || ubifs_idx_node_len(cnt) + cnt * fs->hash_len != len)
 		err = util_err_set(&fs->err, -EUCLEAN,
 				   "check: index node at LEB %u:%u has %u branches (fanout %u, length %u)", lnum, offs,
 				   cnt, fs->fanout, len);
 	struct ubifs_key prev = {0, 0};
 	for (uint32_t i = 0; !err && i < cnt; i++) {
-		const uint8_t *br = buf + UBIFS_IDX_NODE_SZ + i * UBIFS_BRANCH_SZ;
+		const uint8_t *br = buf + UBIFS_IDX_NODE_SZ + i * (UBIFS_BRANCH_SZ + fs->hash_len);
 		uint32_t blnum = get_le32(br), boffs = get_le32(br + 4), blen = get_le32(br + 8);
 		struct ubifs_key k = ubifs_key_read(br + 12);
 		int cmp = ubifs_key_cmp(&k, &prev);
