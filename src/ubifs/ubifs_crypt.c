@@ -168,9 +168,9 @@ static void nokey_name(uint32_t hash, uint32_t cookie, const uint8_t *ct, size_t
 	base64url(b, n, out);
 }
 
-/* Decrypted name: strip the NUL padding; a NUL or '/' inside means the key is wrong. */
+/* Decrypted name: strip the NUL padding; a NUL (or in a name a '/') inside means the key is wrong. */
 static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, size_t len, char *out, size_t *olen,
-		      const char *what)
+		      const char *what, int is_target)
 {
 	uint8_t key[64];
 	int err = file_key(fs, inum, key);
@@ -183,7 +183,7 @@ static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, siz
 	size_t n = len;
 	while (n && !pt[n - 1])
 		n--;
-	if (!n || memchr(pt, 0, n) || memchr(pt, '/', n))
+	if (!n || memchr(pt, 0, n) || (!is_target && memchr(pt, '/', n)))
 		return util_err_set(&fs->err, -EKEYREJECTED,
 				    "%s of inode %llu decrypts to an invalid name: wrong fscrypt key?", what,
 				    (unsigned long long)inum);
@@ -218,7 +218,7 @@ int ubifs_crypt_name(struct ubifs_fs *fs, uint64_t dir, struct ubifs_dirent *ent
 	size_t olen = 0;
 	int err = -ENOKEY;
 	if (fs->fscrypt_key_len)
-		err = plain_name(fs, dir, (const uint8_t *)ent->name, ent->nlen, out, &olen, "a name in directory");
+		err = plain_name(fs, dir, (const uint8_t *)ent->name, ent->nlen, out, &olen, "a name in directory", 0);
 	if (err == -ENOKEY) {
 		nokey_name(ent->hash, ent->cookie, (const uint8_t *)ent->name, ent->nlen, out);
 		olen = strlen(out);
@@ -250,7 +250,7 @@ int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char
 	size_t n = 0;
 	int err = -ENOKEY;
 	if (fs->fscrypt_key_len && clen <= UBIFS_MAX_NLEN + 1)
-		err = plain_name(fs, ino->inum, ino->data + 2, clen, buf, &n, "the symlink target");
+		err = plain_name(fs, ino->inum, ino->data + 2, clen, buf, &n, "the symlink target", 1);
 	if (err == -ENOKEY) {
 		char nk[300];
 		nokey_name(0, 0, ino->data + 2, clen, nk);
@@ -265,6 +265,16 @@ int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char
 	memcpy(out, buf, n + 1);
 	*olen = n;
 	return 0;
+}
+
+int ubifs_crypt_prepare(struct ubifs_fs *fs, uint64_t inum)
+{
+	uint8_t key[64];
+	int err = file_key(fs, inum, key);
+	if (err == -ENOKEY)
+		return util_err_set(&fs->err, -ENOKEY, "inode %llu is encrypted (fscrypt) and no key was given",
+				    (unsigned long long)inum);
+	return err;
 }
 
 int ubifs_crypt_data(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *data, uint32_t len)

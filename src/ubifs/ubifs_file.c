@@ -107,6 +107,11 @@ static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_
 {
 	if (ubifs_wcache_block(fs, inum, block, out))
 		return 0; /* dirty in the write-back cache */
+	if (crypt) {
+		int e = ubifs_crypt_prepare(fs, inum);
+		if (e)
+			return e;
+	}
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_DATA_KEY, block);
 	struct ubifs_zbranch at;
 	int err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &at);

@@ -111,6 +111,9 @@ enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf
 int ubifs_crypt_dir_encrypted(struct ubifs_fs *fs, uint64_t dir);
 /* ent's raw (ciphertext) name replaced by the plain name (key given) or the kernel's no-key name */
 int ubifs_crypt_name(struct ubifs_fs *fs, uint64_t dir, struct ubifs_dirent *ent);
+/* derive (and keep) inode inum's file key: call before reading a data node
+ * into fs->nbuf, since deriving reads the encryption context through it */
+int ubifs_crypt_prepare(struct ubifs_fs *fs, uint64_t inum);
 /* decrypt one data node's payload in place (len: stored bytes, a multiple of 16); -ENOKEY without key */
 int ubifs_crypt_data(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *data, uint32_t len);
 /* the xattr value, including the hidden encryption context "c" */
