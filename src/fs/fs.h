@@ -12,6 +12,7 @@ struct ubikit_fs {
 	struct ubifs_fs *ubifs;
 	struct util_err err;
 	int read_only;
+	int fscrypt_key; /* a fscrypt master key was given at mount */
 };
 
 /* The UBIFS instance of a mounted ubikit_fs. */

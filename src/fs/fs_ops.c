@@ -252,9 +252,16 @@ ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_
 		if (!S_ISLNK(i->mode))
 			ret = -EINVAL;
 		else {
-			size_t n = i->data_len < size ? i->data_len : size;
-			memcpy(buf, i->data, n);
-			ret = (ssize_t)n;
+			/* the stored target, or an encrypted one decrypted / as its no-key name */
+			char *t = malloc(UBIFS_MAX_INO_DATA * 2);
+			size_t tl = 0;
+			ret = t ? ubifs_crypt_symlink(fs->ubifs, i, t, UBIFS_MAX_INO_DATA * 2, &tl) : -ENOMEM;
+			if (!ret) {
+				size_t n = tl < size ? tl : size;
+				memcpy(buf, t, n);
+				ret = (ssize_t)n;
+			}
+			free(t);
 		}
 	}
 	free(i);

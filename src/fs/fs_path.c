@@ -75,6 +75,15 @@ int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t
 				err = -ELOOP;
 				goto out;
 			}
+			if (ino->flags & UBIFS_CRYPT_FL) { /* the target as readlink shows it */
+				char t[UBIFS_MAX_INO_DATA + 1];
+				size_t tl = 0;
+				err = ubifs_crypt_symlink(fs->ubifs, ino, t, sizeof(t), &tl);
+				if (err)
+					goto out;
+				memcpy(ino->data, t, tl);
+				ino->data_len = (uint32_t)tl;
+			}
 			size_t rlen = strlen(rest);
 			if ((size_t)ino->data_len + 1 + rlen + 1 > PATH_MAX * 2) {
 				err = -ENAMETOOLONG;
