@@ -153,6 +153,11 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	fs->vol = vol;
 	fs->read_only = read_only;
 	fs->skip_crc = opts ? opts->unsafe_skip_crc : 0;
+	if (opts && opts->fscrypt_key && opts->fscrypt_key_len) {
+		fs->fscrypt_key_len = opts->fscrypt_key_len > sizeof(fs->fscrypt_key) ? sizeof(fs->fscrypt_key)
+											 : opts->fscrypt_key_len;
+		memcpy(fs->fscrypt_key, opts->fscrypt_key, fs->fscrypt_key_len);
+	}
 	size_t limit = opts && opts->tnc_cache_bytes ? opts->tnc_cache_bytes : UBIFS_DEFAULT_TNC_CACHE;
 	int err = ubifs_sb_read_check(fs);
 	if (err)

@@ -97,7 +97,7 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 		      uint32_t len, struct ubifs_znode **out)
 {
 	struct ubifs_len_range r;
-	ubifs_node_len_range(UBIFS_IDX_NODE, fs->fanout, fs->leb_size, &r);
+	ubifs_idx_len_range(fs->fanout, fs->hash_len, fs->leb_size, &r);
 	if (lnum < fs->main_first || lnum >= fs->leb_cnt || (offs & 7) || (uint64_t)offs + len > fs->leb_size ||
 	    len < r.min || len > r.max)
 		return util_err_set(&fs->err, -EINVAL, "index: bad %s position LEB %u:%u len %u (main area %u..%u)",
@@ -111,9 +111,9 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 		return err;
 	}
 	struct ubifs_idx_node idx;
-	ubifs_idx_unpack(buf, &idx);
+	ubifs_idx_unpack_hash(buf, fs->hash_len, &idx);
 	if (idx.child_cnt == 0 || idx.child_cnt > fs->fanout ||
-	    UBIFS_IDX_NODE_SZ + (uint32_t)idx.child_cnt * UBIFS_BRANCH_SZ > len || idx.level > UBIFS_MAX_LEVELS) {
+	    UBIFS_IDX_NODE_SZ + (uint32_t)idx.child_cnt * idx.branch_sz > len || idx.level > UBIFS_MAX_LEVELS) {
 		free(buf);
 		return util_err_set(&fs->err, -EINVAL,
 				    "index node at LEB %u:%u: %u branches, level %u (fanout %u, length %u)", lnum, offs,
