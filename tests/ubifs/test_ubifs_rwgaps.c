@@ -464,7 +464,8 @@ static void t_rcvry_gc(void **state)
 	/* churn: one file deleted, another rewritten (GC makes room in the
 	 * dirt), each state after an fsync is a power cut's image */
 	unsigned via_gc = 0, snaps = 0;
-	for (int r = 0; r < 3 * n; r++) {
+	int rounds = long_tests() ? 4 * n : n; /* UBIKIT_LONG_TESTS=1: more churn */
+	for (int r = 0; r < rounds; r++) {
 		int del = (r * 7) % n, rw = (r * 5 + 3) % n;
 		snprintf(path, sizeof(path), "/f%d", del);
 		if (live[del] && ubikit_unlink(fs, path) == 0)
