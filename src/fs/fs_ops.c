@@ -85,12 +85,11 @@ int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, u
  * 40 links; a relative target is taken from the link's directory). */
 static int create_through_links(struct ubikit_fs *fs, const char *path, int follow, uint32_t mode, uint64_t *ino)
 {
-	char *p = malloc(PATH_MAX), *t = malloc(PATH_MAX);
-	int err = p && t ? 0 : -ENOMEM;
-	if (!err && strlen(path) >= PATH_MAX)
-		err = -ENAMETOOLONG;
-	if (!err)
-		strcpy(p, path);
+	char p[PATH_MAX], t[PATH_MAX];
+	int err = 0;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	strcpy(p, path);
 	for (int links = 0; !err; links++) {
 		struct ubikit_stat st;
 		err = ubikit_lstat(fs, p, &st);
@@ -102,11 +101,13 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 			err = -EEXIST; /* follow off: the link itself is there */
 		if (!err && links == 40)
 			err = -ELOOP;
-		ssize_t n = err ? 0 : ubikit_readlink(fs, p, t, PATH_MAX - 1);
-		if (n < 0)
-			err = (int)n;
 		if (err)
 			break;
+		ssize_t n = ubikit_readlink(fs, p, t, sizeof(t) - 1);
+		if (n < 0 || (size_t)n >= sizeof(t)) {
+			err = n < 0 ? (int)n : -ENAMETOOLONG;
+			break;
+		}
 		t[n] = 0;
 		char *slash = strrchr(p, '/');
 		size_t dlen = t[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
@@ -115,8 +116,6 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 		else
 			memcpy(p + dlen, t, (size_t)n + 1); /* the link's directory + target */
 	}
-	free(p);
-	free(t);
 	return err;
 }
 
