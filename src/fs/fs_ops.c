@@ -85,10 +85,15 @@ int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, u
  * 40 links; a relative target is taken from the link's directory). */
 static int create_through_links(struct ubikit_fs *fs, const char *path, int follow, uint32_t mode, uint64_t *ino)
 {
-	char p[PATH_MAX], t[PATH_MAX];
-	int err = 0;
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	char *p = malloc(PATH_MAX), *t = malloc(PATH_MAX);
+	if (!p || !t) {
+		free(p);
+		free(t);
+		return -ENOMEM;
+	}
+	int err = 0;
 	strcpy(p, path);
 	for (int links = 0; !err; links++) {
 		struct ubikit_stat st;
@@ -103,9 +108,13 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 			err = -ELOOP;
 		if (err)
 			break;
-		ssize_t n = ubikit_readlink(fs, p, t, sizeof(t) - 1);
-		if (n < 0 || (size_t)n >= sizeof(t)) {
-			err = n < 0 ? (int)n : -ENAMETOOLONG;
+		ssize_t n = ubikit_readlink(fs, p, t, PATH_MAX - 1);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		if (n >= PATH_MAX) {
+			err = -ENAMETOOLONG;
 			break;
 		}
 		t[n] = 0;
@@ -116,6 +125,8 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 		else
 			memcpy(p + dlen, t, (size_t)n + 1); /* the link's directory + target */
 	}
+	free(p);
+	free(t);
 	return err;
 }
 
