@@ -108,6 +108,52 @@ for peb in "" "--peb 128KiB"; do
 	[ "$(tree_of x)" = "$(cat root.tree)" ] || fail "vol_size image ${peb:-detected}: extracted tree differs"
 done
 
+# ---- class 3: offsets and several UBI devices in one file --------------------
+mkdir root2; echo second > root2/b
+mkfs.ubifs -m 2048 -e 126976 -c 100 -r root -o r1.ubifs
+mkfs.ubifs -m 2048 -e 126976 -c 100 -r root2 -o r2.ubifs
+printf '[fs]\nmode=ubi\nimage=r1.ubifs\nvol_id=0\nvol_size=3MiB\nvol_name=rootfs\n' > r1.ini
+printf '[fs]\nmode=ubi\nimage=r2.ubifs\nvol_id=0\nvol_size=3MiB\nvol_name=data\n' > r2.ini
+ubinize -o r1.ubi -m 2048 -p 128KiB -Q 555 r1.ini >/dev/null 2>&1
+ubinize -o r2.ubi -m 2048 -p 128KiB -Q 777 r2.ini >/dev/null 2>&1
+tree_of root2 > root2.tree
+python3 - <<'PY'
+import random
+r = random.Random(3)
+rnd = lambda n: bytes(r.getrandbits(8) for _ in range(n))
+r1, r2 = open("r1.ubi", "rb").read(), open("r2.ubi", "rb").read()
+open("vendor.bin", "wb").write(b"VNDR" + rnd(1000) + r1)                 # not PEB-aligned
+open("chip.bin", "wb").write(r1 + rnd(300000) + b"\xff" * 5000 + r2 + b"\xff" * 3 * 131072)
+open("pair.bin", "wb").write(r1 + r2)                                    # back to back
+PY
+rm -rf x; expect_ok "$UBIKIT" extract -q vendor.bin -o x
+[ "$(tree_of x)" = "$(cat root.tree)" ] || fail "UBI behind a 1004-byte header: extracted tree differs"
+expect_ok "$UBIKIT" info --json vendor.bin
+grep -q '"ubi_offset": 1004' "$T_OUT" || fail "info: offset 1004 not reported"
+for f in chip pair; do
+	off2=$([ $f = chip ] && echo 2271080 || echo 1966080)
+	expect_ok "$UBIKIT" info --json $f.bin
+	python3 - "$T_OUT" "$off2" <<'PY' || fail "$f: info does not list both UBI devices"
+import json, sys
+d = json.load(open(sys.argv[1]))["image"]["ubi_devices"]
+assert [(x["offset"], x["image_seq"], x["chosen"]) for x in d] == [(0, "0x22b", True), (int(sys.argv[2]), "0x309", False)], d
+PY
+	rm -rf x; expect_ok "$UBIKIT" extract -q $f.bin -o x
+	grep -q "holds 2 UBI devices; reading the first" "$T_ERR" || fail "$f: no note that the first device is read"
+	[ "$(tree_of x)" = "$(cat root.tree)" ] || fail "$f: device 0: extracted tree differs"
+	for sel in "--ubi-index 1" "--offset $off2"; do
+		# shellcheck disable=SC2086
+		rm -rf x; expect_ok "$UBIKIT" extract -q $sel $f.bin -o x
+		[ "$(tree_of x)" = "$(cat root2.tree)" ] || fail "$f $sel: extracted tree differs"
+	done
+	expect_ok "$UBIKIT" ubi read --ubi-index 1 $f.bin -n 0 -o v.out
+	head -c "$(stat -c %s r2.ubifs)" v.out | cmp -s - r2.ubifs || fail "$f: ubi read --ubi-index 1: volume differs"
+	expect_ok "$UBIKIT" ubi info --offset $off2 $f.bin
+	grep -q "Image sequence number: *777" "$T_OUT" || fail "$f: ubi info --offset: $(grep -i sequence "$T_OUT")"
+done
+expect_fail 1 "holds 2 UBI device" "$UBIKIT" ls --ubi-index 2 pair.bin
+expect_fail 1 "read-only only" "$UBIKIT" put --ubi-index 1 pair.bin /x root/a
+
 # ---- class 6: hostile names ------------------------------------------------
 mkdir nm
 python3 - <<'PY'
