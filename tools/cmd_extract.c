@@ -45,6 +45,7 @@ struct xctx {
 	struct ubikit_fs *fs;
 	struct tool_extract_stats *s;
 	bool as_root, verbose, progress;
+	bool no_fscrypt_key; /* encrypted file system without the key: encrypted contents are skipped */
 	uid_t uid;
 	gid_t gid;
 	struct link_map links;
@@ -450,6 +451,10 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 		c->s->devices_skipped++;
 		return 0;
 	}
+	if (S_ISREG(st->mode) && st->size && (st->flags & 0x40 /* UBIFS_CRYPT_FL */) && c->no_fscrypt_key) {
+		c->s->encrypted_skipped++; /* ciphertext only: one summary line, no file */
+		return 0;
+	}
 	/* remove a leftover from an earlier run (never a directory) */
 	struct stat hs;
 	if (!lstat(dst, &hs)) {
@@ -524,6 +529,8 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 	c.uid = geteuid();
 	c.gid = getegid();
 	c.as_root = c.uid == 0;
+	struct ubikit_security sec;
+	c.no_fscrypt_key = !ubikit_security(fs, &sec) && sec.encrypted && !sec.fscrypt_key;
 	c.buf = malloc(COPY_BUF);
 	if (!c.buf)
 		return -ENOMEM;
@@ -634,6 +641,11 @@ int cmd_extract(int argc, char **argv)
 		if (s.xattrs_skipped)
 			fprintf(stderr, "skipped %" PRIu64 " xattrs the host refused (permission/namespace)\n",
 				s.xattrs_skipped);
+		if (s.encrypted_skipped)
+			fprintf(stderr,
+				"skipped %" PRIu64 " encrypted files (fscrypt contents need the key: --key FILE); "
+				"names are the kernel's no-key names\n",
+				s.encrypted_skipped);
 		if (s.failed_files)
 			fprintf(stderr, "%" PRIu64 " files could not be extracted (see the errors above)\n", s.failed_files);
 		if (s.errors)

@@ -91,6 +91,16 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 		tool_image_close(img);
 		return NULL;
 	}
+	struct ubikit_security sec;
+	if (!ubikit_security(ubikit_image_fs(img), &sec)) {
+		if (sec.authenticated)
+			fprintf(stderr, "note: %s: authenticated UBIFS (%s): read without verifying its hashes, HMACs and signature\n",
+				path, sec.hash_name);
+		if (sec.encrypted && !sec.fscrypt_key)
+			fprintf(stderr, "note: %s: fscrypt-encrypted UBIFS without --key: encrypted names are the kernel's "
+					"no-key names, encrypted contents cannot be read\n",
+				path);
+	}
 	return img;
 }
 
@@ -167,6 +177,22 @@ int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const c
 {
 	struct ubikit_image_opts *o = &to->img;
 	switch (opt) {
+	case 0x1020: {
+		FILE *f = fopen(arg, "rb");
+		if (!f) {
+			tool_err(cmd, "--key %s: %s", arg, strerror(errno));
+			return -1;
+		}
+		size_t n = fread(to->fscrypt_key, 1, sizeof(to->fscrypt_key), f);
+		fclose(f);
+		if (n != sizeof(to->fscrypt_key)) {
+			tool_err(cmd, "--key %s: %zu bytes, expected a raw 64-byte fscrypt master key", arg, n);
+			return -1;
+		}
+		o->fscrypt_key = to->fscrypt_key;
+		o->fscrypt_key_len = n;
+		return 1;
+	}
 	case 0x1000:
 		if (!strcmp(arg, "ubi"))
 			o->kind = UBIKIT_IMAGE_UBI;

@@ -73,6 +73,8 @@ struct ubikit_image_opts {
 	int ubi_index;               /* -1 = the first; else which of the UBI devices found (0 = first) */
 	unsigned flags;              /* UBIKIT_IMAGE_* */
 	unsigned mount_flags;        /* extra UBIKIT_MOUNT_* (RDONLY is implied without RDWR) */
+	const uint8_t *fscrypt_key;  /* fscrypt master key for the mount (see ubikit_mount_opts), or NULL */
+	size_t fscrypt_key_len;
 };
 
 enum ubikit_image_flash { UBIKIT_IMAGE_FLASH_NAND = 1, UBIKIT_IMAGE_FLASH_NOR = 2 };

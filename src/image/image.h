@@ -23,6 +23,8 @@ struct ubikit_image {
 	char *path;
 	struct ubikit_image_geo geo;
 	bool rdwr;                    /* opened with UBIKIT_IMAGE_RDWR */
+	const uint8_t *fscrypt_key;   /* from the opts (the caller's memory), passed to the mount */
+	size_t fscrypt_key_len;
 	bool drop_sidecar;            /* raw dump opened read-write: no .sim left behind */
 	struct flash_dev *flash;      /* NULL for a bare UBIFS image */
 	struct ubi_device *ubi;       /* NULL for a bare UBIFS image */

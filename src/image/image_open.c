@@ -282,6 +282,8 @@ int ubikit_image_open(const char *path, const struct ubikit_image_opts *o, struc
 		return -ENOMEM;
 	}
 	img->rdwr = !!(o->flags & UBIKIT_IMAGE_RDWR);
+	img->fscrypt_key = o->fscrypt_key;
+	img->fscrypt_key_len = o->fscrypt_key_len;
 	/* `ubikit cat IMG f >> IMG` would grow the image while it is read. */
 	struct util_file_id ids[2];
 	util_file_id_image(path, ids);
@@ -411,7 +413,8 @@ int ubikit_image_mount(struct ubikit_image *img, unsigned mount_flags)
 		snprintf(img->err, sizeof(img->err), "no UBIFS volume");
 		return -ENOENT;
 	}
-	struct ubikit_mount_opts mo = {.flags = mount_flags};
+	struct ubikit_mount_opts mo = {.flags = mount_flags, .fscrypt_key = img->fscrypt_key,
+				       .fscrypt_key_len = img->fscrypt_key_len};
 	if (!img->rdwr)
 		mo.flags |= UBIKIT_MOUNT_RDONLY;
 	char e[512] = "";
