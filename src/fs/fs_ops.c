@@ -85,12 +85,16 @@ int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, u
  * 40 links; a relative target is taken from the link's directory). */
 static int create_through_links(struct ubikit_fs *fs, const char *path, int follow, uint32_t mode, uint64_t *ino)
 {
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
 	char *p = malloc(PATH_MAX), *t = malloc(PATH_MAX);
-	int err = p && t ? 0 : -ENOMEM;
-	if (!err && strlen(path) >= PATH_MAX)
-		err = -ENAMETOOLONG;
-	if (!err)
-		strcpy(p, path);
+	if (!p || !t) {
+		free(p);
+		free(t);
+		return -ENOMEM;
+	}
+	int err = 0;
+	strcpy(p, path);
 	for (int links = 0; !err; links++) {
 		struct ubikit_stat st;
 		err = ubikit_lstat(fs, p, &st);
@@ -105,6 +109,8 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 		ssize_t n = err ? 0 : ubikit_readlink(fs, p, t, PATH_MAX - 1);
 		if (n < 0)
 			err = (int)n;
+		if (!err && n >= PATH_MAX)
+			err = -ENAMETOOLONG;
 		if (err)
 			break;
 		t[n] = 0;
