@@ -21,11 +21,11 @@ need ubinize mkfs.ubifs qemu-system-x86_64
 rm -rf "$UBIKIT_SCRATCH"; mkdir -p "$UBIKIT_SCRATCH"; cd "$UBIKIT_SCRATCH"
 
 # tree_of DIR: one line per entry (path, type, size, md5 or link target)
-tree_of() {
-	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort | while IFS= read -r p; do
-		if [ -L "$p" ]; then echo "$p l $(readlink "$p")"
-		elif [ -d "$p" ]; then echo "$p d"
-		else echo "$p f $(stat -c %s "$p") $(md5sum < "$p" | cut -d' ' -f1)"; fi
+tree_of() { # (names with newlines too: NUL-separated, printed with %q)
+	(cd "$1" && find . -mindepth 1 -print0 | LC_ALL=C sort -z | while IFS= read -r -d '' p; do
+		if [ -L "$p" ]; then printf '%q l %q\n' "$p" "$(readlink "$p")"
+		elif [ -d "$p" ]; then printf '%q d\n' "$p"
+		else printf '%q f %s %s\n' "$p" "$(stat -c %s "$p")" "$(md5sum < "$p" | cut -d' ' -f1)"; fi
 	done)
 }
 # the same, run by busybox in the VM on $MNT (names without newlines only)
