@@ -51,6 +51,8 @@ struct ubi_cmd {
 	struct flash_dev *flash;
 	struct ubi_device *ubi;
 	struct ubikit_image *img; /* info/read on a plain image file: opened by the image layer */
+	int64_t offset;           /* --offset (-1: detect) */
+	int ubi_index;            /* --ubi-index (-1: the first) */
 };
 
 static void usage(FILE *out)
@@ -75,6 +77,8 @@ static void usage(FILE *out)
 		"  -b, --max-beb-per1024=<num> bad-PEB reserve per 1024 PEBs (default 20)\n"
 		"  --wl-threshold=<num>        wear-leveling threshold (default 4096)\n"
 		"  --json                      machine-readable output (info)\n"
+		"  --offset=<bytes>            info/read: the UBI device starts at this offset in the file\n"
+		"  --ubi-index=<n>             info/read: the n-th UBI device of the file (default: the first)\n"
 		"  -h, --help                  this help\n\n" UBI_TOOL_GEO_HELP);
 }
 
@@ -107,6 +111,8 @@ static void image_opts(const struct ubi_cmd *c, struct ubikit_image_opts *o)
 	if (c->geo.has_oob || c->geo.oob)
 		o->with_oob = 1;
 	o->vid_hdr_offset = c->aopts.vid_hdr_offset;
+	o->offset = c->offset;
+	o->ubi_index = c->ubi_index;
 }
 
 /* Does the image layer find UBI in this file (else the old path says why not)? */
@@ -147,8 +153,13 @@ static int attach(struct ubi_cmd *c, const char *path, bool ro)
 	char side[4096];
 	snprintf(side, sizeof(side), "%s.sim", path);
 	if (ro && !stat(path, &st) && S_ISREG(st.st_mode) && access(side, F_OK) != 0 &&
-	    image_detects(c, path))
+	    (c->offset >= 0 || c->ubi_index >= 0 || image_detects(c, path)))
 		return attach_image(c, path);
+	if (c->offset >= 0 || c->ubi_index >= 0) {
+		fprintf(stderr, "%s %s: error: --offset and --ubi-index are for info and read on image files\n", prog,
+			c->sub);
+		return -EINVAL;
+	}
 	int r = ubi_tool_flash_open(path, &c->geo, ro, &c->flash, msg, sizeof(msg));
 	if (r) {
 		fprintf(stderr, "%s %s: error: %s\n", prog, c->sub, msg);
@@ -709,7 +720,7 @@ int cmd_ubi(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	static const char *const subs[] = {"info", "mkvol", "rmvol", "rsvol", "rename", "update", "read"};
-	struct ubi_cmd c = {.vol_id = -1, .lebs = -1, .vol_type = UBI_VID_DYNAMIC};
+	struct ubi_cmd c = {.vol_id = -1, .lebs = -1, .vol_type = UBI_VID_DYNAMIC, .offset = -1, .ubi_index = -1};
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
 		if (!strcmp(argv[1], subs[i]))
 			c.sub = subs[i];
@@ -718,12 +729,14 @@ int cmd_ubi(int argc, char **argv)
 		return 2;
 	}
 	ubi_attach_opts_default(&c.aopts);
-	enum { OPT_JSON = 0x300, OPT_WL, OPT_AUTORESIZE, OPT_SKIPCHECK };
+	enum { OPT_JSON = 0x300, OPT_WL, OPT_AUTORESIZE, OPT_SKIPCHECK, OPT_OFFSET, OPT_UBI_INDEX };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
 						 {"wl-threshold", required_argument, NULL, OPT_WL},
 						 {"autoresize", no_argument, NULL, OPT_AUTORESIZE},
 						 {"skip-check", no_argument, NULL, OPT_SKIPCHECK},
 						 {"skipcheck", no_argument, NULL, OPT_SKIPCHECK},
+						 {"offset", required_argument, NULL, OPT_OFFSET},
+						 {"ubi-index", required_argument, NULL, OPT_UBI_INDEX},
 						 {"vid-hdr-offset", required_argument, NULL, 'O'},
 						 {"max-beb-per1024", required_argument, NULL, 'b'},
 						 {"name", required_argument, NULL, 'N'},
@@ -763,6 +776,16 @@ int cmd_ubi(int argc, char **argv)
 			break;
 		case OPT_AUTORESIZE:
 			c.flags |= UBI_VTBL_AUTORESIZE_FLG;
+			break;
+		case OPT_OFFSET:
+			if (!ubi_tool_parse_bytes(optarg, &v) || v > INT64_MAX)
+				goto badval;
+			c.offset = (int64_t)v;
+			break;
+		case OPT_UBI_INDEX:
+			if (!ubi_tool_parse_u64(optarg, &v) || v >= UBIKIT_IMAGE_MAX_UBI_DEVS)
+				goto badval;
+			c.ubi_index = (int)v;
 			break;
 		case OPT_SKIPCHECK:
 		case 'k': /* ubimkvol -k, --skipcheck */

@@ -136,8 +136,16 @@ int image_scan_ubi_devs(int fd, uint64_t file_size, struct ubikit_image_ubi_dev 
 			if (read_hdr(fd, p, h))
 				break;
 			if (get_be32(h) == UBI_EC_HDR_MAGIC && ubi_ec_hdr_unpack(h, &eh) == UBI_HDR_OK) {
-				if (!same_dev(&first, &eh))
-					break;
+				if (!same_dev(&first, &eh)) {
+					/* another device only if its next PEB is of it too: one
+					 * odd header is a damaged PEB of this device */
+					struct ubi_ec_hdr e2;
+					uint8_t h2[UBI_HDR_SIZE];
+					if (p + stride + UBI_HDR_SIZE > file_size || read_hdr(fd, p + stride, h2) ||
+					    ubi_ec_hdr_unpack(h2, &e2) != UBI_HDR_OK || same_dev(&eh, &e2))
+						break;
+					continue;
+				}
 				d->ec_headers++;
 				end = p + stride;
 				continue;
