@@ -50,6 +50,7 @@ struct flash_sim {
 	uint8_t *map;
 	size_t map_len;          /* bytes of the file stored PEBs lie in (mapped or not) */
 	bool ro_file;            /* read-only file backend: pread, no map */
+	uint8_t *span_buf;       /* sim_read: one PEB's storage (pages + OOB), made at first use */
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;

@@ -85,6 +85,8 @@ void sim_store_free(struct flash_sim *s)
 	free(s->fail_prog);
 	free(s->reserved);
 	s->reserved = NULL;
+	free(s->span_buf);
+	s->span_buf = NULL;
 	s->ram = NULL;
 	s->map = NULL;
 	s->fd = -1;
@@ -151,15 +153,27 @@ int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, s
 	return 0;
 }
 
-/* Which PEBs of the file have disk blocks everywhere (no holes). */
+/* Which PEBs of the file have disk blocks everywhere (no holes). The
+ * holes are walked (SEEK_HOLE, SEEK_DATA), not asked about PEB by PEB: on
+ * tmpfs each question costs a scan of the file's pages (0.3 s for a
+ * 120 MB image of 900 PEBs). */
 static void find_allocated(struct flash_sim *s, uint64_t fsize)
 {
-	for (uint32_t i = 0; i < s->dev.geo.peb_count; i++) {
-		uint64_t start = (uint64_t)i * s->peb_stride;
-		if (start + s->peb_stride > fsize)
+	uint64_t stride = s->peb_stride;
+	uint32_t whole = (uint32_t)(fsize / stride); /* PEBs wholly inside the file */
+	uint64_t pos = 0;
+	while (pos < fsize) {
+		off_t h = lseek(s->fd, (off_t)pos, SEEK_HOLE);
+		uint64_t hole = h < 0 ? fsize : (uint64_t)h; /* no SEEK_HOLE: all data */
+		/* [pos, hole) is data: the PEBs wholly inside it are allocated */
+		for (uint64_t i = (pos + stride - 1) / stride; i < whole && (i + 1) * stride <= hole; i++)
+			s->reserved[i] = 1;
+		if (hole >= fsize)
 			break;
-		off_t h = lseek(s->fd, (off_t)start, SEEK_HOLE);
-		s->reserved[i] = h < 0 || (uint64_t)h >= start + s->peb_stride;
+		off_t d = lseek(s->fd, (off_t)hole, SEEK_DATA);
+		if (d < 0)
+			break; /* hole up to the end */
+		pos = (uint64_t)d;
 	}
 }
 
