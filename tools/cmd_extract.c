@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <ubikit/ubikit.h>
 
+#include "tool_name.h"
 #include "commands.h"
 #include "tool_extract.h"
 #include "tool_image.h"
@@ -67,6 +68,7 @@ struct xctx {
 	struct ubikit_fs *fs;
 	struct tool_extract_stats *s; /* shared; STAT_ADD */
 	bool as_root, verbose, progress;
+	bool no_fscrypt_key; /* encrypted file system without the key: encrypted contents are skipped */
 	uid_t uid;
 	gid_t gid;
 	struct link_map links;        /* walker only */
@@ -189,7 +191,9 @@ static void fail(struct xctx *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%subikit extract: %s: %s\n", c->progress ? "\r\033[K" : "", path, m);
+	char e[2048];
+	fprintf(stderr, "%subikit extract: %s: %s\n", c->progress ? "\r\033[K" : "",
+		tool_name_esc(path, e, sizeof(e)), m); /* names from the image */
 	STAT_ADD(c, errors, 1);
 }
 
@@ -355,8 +359,12 @@ static void copy_xattrs(struct xctx *c, const char *src, uint64_t ino, const cha
 			if (errno == EPERM || errno == ENOTSUP || errno == EACCES) {
 				STAT_ADD(c, xattrs_skipped, 1);
 				if (c->verbose)
-					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n", dst, name,
+				{
+					char e[2048], en[1024];
+					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n",
+						tool_name_esc(dst, e, sizeof(e)), tool_name_esc(name, en, sizeof(en)),
 						strerror(errno));
+				}
 			} else {
 				fail(c, dst, "cannot set xattr %s: %s", name, strerror(errno));
 			}
@@ -644,7 +652,8 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	if (c->verbose) {
 		if (c->progress)
 			fputs("\r\033[K", stderr);
-		fprintf(stderr, "%s\n", src);
+		char e[2048];
+		fprintf(stderr, "%s\n", tool_name_esc(src, e, sizeof(e)));
 	}
 	if (S_ISDIR(st->mode))
 		return extract_dir(c, src, dst, st, depth, dfd, name);
@@ -654,6 +663,10 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	}
 	if ((S_ISCHR(st->mode) || S_ISBLK(st->mode)) && !c->as_root) {
 		STAT_ADD(c, devices_skipped, 1);
+		return 0;
+	}
+	if (S_ISREG(st->mode) && st->size && (st->flags & 0x40 /* UBIFS_CRYPT_FL */) && c->no_fscrypt_key) {
+		STAT_ADD(c, encrypted_skipped, 1); /* ciphertext only: one summary line, no file */
 		return 0;
 	}
 	/* Each creation below fails with EEXIST on a leftover of an earlier
@@ -748,6 +761,8 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 	c.uid = geteuid();
 	c.gid = getegid();
 	c.as_root = c.uid == 0;
+	struct ubikit_security sec;
+	c.no_fscrypt_key = !ubikit_security(fs, &sec) && sec.encrypted && !sec.fscrypt_key;
 	c.buf = malloc(COPY_BUF);
 	if (!c.buf)
 		return -ENOMEM;
@@ -911,6 +926,11 @@ int cmd_extract(int argc, char **argv)
 		if (s.xattrs_skipped)
 			fprintf(stderr, "skipped %" PRIu64 " xattrs the host refused (permission/namespace)\n",
 				s.xattrs_skipped);
+		if (s.encrypted_skipped)
+			fprintf(stderr,
+				"skipped %" PRIu64 " encrypted files (fscrypt contents need the key: --key FILE); "
+				"names are the kernel's no-key names\n",
+				s.encrypted_skipped);
 		if (s.failed_files)
 			fprintf(stderr, "%" PRIu64 " files could not be extracted (see the errors above)\n", s.failed_files);
 		if (s.errors)

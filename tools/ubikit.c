@@ -33,6 +33,8 @@ static const struct command commands[] = {
 	{"chmod", cmd_chmod, "change permission bits in an image"},
 	{"setfattr", cmd_setfattr, "set or remove an extended attribute in an image"},
 	{"mkfs", cmd_mkfs, "make a UBIFS image from a directory (mkfs.ubifs options)"},
+	{"fsck", cmd_fsck, "check (and repair) the UBIFS in an image"},
+	{"torture", cmd_torture, "power cuts, bit flips, bad blocks, wear on a simulated flash, model-checked"},
 };
 
 static void usage(FILE *out)
