@@ -26,15 +26,15 @@ for j in 1 3; do
 done
 [ -d "$S/new/a/b/out1" ] || fail "-o did not create the missing parents"
 diff "$S/tree1" "$S/tree3" >"$S/diff" || fail "3 threads give another tree than 1: $(head -20 "$S/diff")"
-# against the manifest: every regular file's permission bits, size and md5
+# against the manifest: every regular file's permission bits, size, mtime and md5
 man=$UBIKIT_SRC/tests/data/kernel-images/$name.manifest
-while read -r p t mode _ _ _ size _ md5; do
-	if [ "$t" = f ]; then printf '%s %o %s %s\n' "${p#./}" $((16#$mode & 07777)) "$size" "$md5"; fi
+while read -r p t mode _ _ _ size mtime md5; do
+	if [ "$t" = f ]; then printf '%s %o %s %s %s\n' "${p#./}" $((16#$mode & 07777)) "$size" "$mtime" "$md5"; fi
 done <"$man" | sort >"$S/want"
-(cd "$S/new/a/b/out3" && find . -type f -printf '%P %m %s\n' | sort >"$S/got.meta" &&
+(cd "$S/new/a/b/out3" && find . -type f -printf '%P %m %s %Ts\n' | sort >"$S/got.meta" &&
 	find . -type f -printf '%P\0' | xargs -0 md5sum | awk '{ print $2, $1 }' | sort >"$S/got.md5")
 join "$S/got.meta" "$S/got.md5" >"$S/got"
-diff "$S/want" "$S/got" >"$S/diff" || fail "regular files differ from the manifest (mode size md5): $(head -10 "$S/diff")"
+diff "$S/want" "$S/got" >"$S/diff" || fail "regular files differ from the manifest (mode size mtime md5): $(head -10 "$S/diff")"
 n=$(wc -l <"$S/want")
 [ "$n" -ge 100 ] || fail "only $n regular files checked"
 # more threads than files, and a bad value
