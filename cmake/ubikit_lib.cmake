@@ -2,7 +2,8 @@
 # top-level CMakeLists.txt after the layers and the tool:
 #   - libubikit.so.MAJOR.MINOR.PATCH (SONAME libubikit.so.MAJOR) exporting
 #     only ubikit_* (cmake/ubikit.map), and libubikit.a; both hold the
-#     layers util, flash, ubi, ubifs, fs and image (not the FUSE front end);
+#     layers util, flash, ubi, ubifs, fs and image, and torture (not the
+#     FUSE front end);
 #   - `cmake --install`: the tool, both libraries, the public headers
 #     (include/ubikit/*.h + the generated version.h), ubikit.pc for
 #     pkg-config, a CMake package (find_package(ubikit): ubikit::ubikit,
@@ -12,8 +13,12 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 find_package(Threads REQUIRED)
+find_package(OpenSSL COMPONENTS Crypto) # as src/ubifs (its target is local there)
 
 set(UBIKIT_LAYERS ubikit_util ubikit_flash ubikit_ubi ubikit_ubifs ubikit_fs ubikit_image)
+if(TARGET ubikit_torture) # include/ubikit/torture.h
+  list(APPEND UBIKIT_LAYERS ubikit_torture)
+endif()
 set(ubikit_lib_objects)
 foreach(l ${UBIKIT_LAYERS})
   list(APPEND ubikit_lib_objects $<TARGET_OBJECTS:${l}>)
@@ -23,6 +28,11 @@ endforeach()
 set(ubikit_lib_deps ZLIB::ZLIB Threads::Threads m)
 set(ubikit_pc_requires "zlib")
 set(ubikit_static_install_deps ZLIB::ZLIB Threads::Threads m)
+if(TARGET OpenSSL::Crypto) # fscrypt, authentication (src/ubifs)
+  list(APPEND ubikit_lib_deps OpenSSL::Crypto)
+  string(APPEND ubikit_pc_requires " libcrypto")
+  list(APPEND ubikit_static_install_deps crypto)
+endif()
 if(UBIKIT_WITH_LZO)
   list(APPEND ubikit_lib_deps PkgConfig::LZO2)
   string(APPEND ubikit_pc_requires " lzo2")
@@ -59,8 +69,8 @@ install(TARGETS ubikit RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ubikit_shared ubikit_static EXPORT ubikitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/include/ubikit/ubikit.h ${CMAKE_SOURCE_DIR}/include/ubikit/image.h
-  ${CMAKE_BINARY_DIR}/include/ubikit/version.h
+file(GLOB ubikit_public_headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/ubikit/*.h)
+install(FILES ${ubikit_public_headers} ${CMAKE_BINARY_DIR}/include/ubikit/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ubikit)
 
 # relocatable: the prefix is found from the .pc file's own place, so that

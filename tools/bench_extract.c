@@ -123,7 +123,12 @@ static int measure(struct bench_ctx *ctx, const char *image, const char *outdir,
 	snprintf(name, sizeof(name), "extract%s", suffix);
 	bench_phase_begin(ctx, &ph, name, img->flash);
 	ph.compressor = "lzo";
-	struct tool_extract_opts xo = {0};
+	/* as 'ubikit extract' does: workers on their own mounts of the image */
+	struct tool_extract_reopen again = {.path = image, .io = &io};
+	struct tool_extract_opts xo = {.open_fs = tool_extract_reopen, .close_fs = tool_extract_reclose, .open_arg = &again};
+	const char *th = getenv("UBIKIT_EXTRACT_THREADS");
+	if (th)
+		xo.threads = atoi(th);
 	struct tool_extract_stats s;
 	ret = tool_extract(ubikit_image_fs(img), "/", outdir, &xo, &s);
 	bench_phase_extra(&ph, "files", (double)s.files);

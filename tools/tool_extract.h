@@ -6,11 +6,29 @@
 #include <stdint.h>
 
 struct ubikit_fs;
+struct tool_image_opts;
 
 struct tool_extract_opts {
 	bool verbose;  /* name each entry on stderr */
 	bool progress; /* progress bar on stderr (only used for big images) */
+	/* Regular files are read and written by threads - 1 workers, each on
+	 * the mount open_fs gives (another read-only mount of the same image;
+	 * NULL: no workers). 0 = one thread per CPU (at most 4) for images
+	 * holding 8 MiB or more, else 1. */
+	int threads;
+	struct ubikit_fs *(*open_fs)(void *arg, void **handle);
+	void (*close_fs)(void *arg, void *handle);
+	void *open_arg;
 };
+
+/* open_fs/close_fs for an image the tools opened: arg is a
+ * struct tool_extract_reopen. */
+struct tool_extract_reopen {
+	const char *path;
+	const struct tool_image_opts *io;
+};
+struct ubikit_fs *tool_extract_reopen(void *arg, void **handle);
+void tool_extract_reclose(void *arg, void *handle);
 
 struct tool_extract_stats {
 	uint64_t files, bytes, sparse_files, dirs, symlinks, hardlinks, devices, fifos, xattrs;

@@ -185,15 +185,34 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 	uint8_t *out = buf;
 	uint32_t first = off / s->page_size, last = (uint32_t)((off + len - 1) / s->page_size);
 	int result = 0;
+	/* One storage read for the whole range (a read-only file is read with
+	 * pread: one system call, not one per page): data only, it is the
+	 * range itself; with OOB, the pages and their OOB into span. */
+	const uint8_t *span = NULL;
+	if (stored && !s->store_oob) {
+		int r = sim_store_read(s, peb, off, buf, len);
+		if (r)
+			return r;
+	} else if (stored && first < last) {
+		if (!s->span_buf && !(s->span_buf = malloc(s->peb_stride)))
+			return util_err_set(&s->err, -ENOMEM, "read PEB %u: out of memory", peb);
+		int r = sim_store_read(s, peb, (uint64_t)first * s->page_stride, s->span_buf,
+				       (size_t)(last - first) * s->page_stride + s->page_size);
+		if (r)
+			return r;
+		span = s->span_buf;
+	}
 	for (uint32_t p = first; p <= last; p++) {
 		uint32_t a = p == first ? off % s->page_size : 0;
 		uint32_t b = p == last ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = out + ((uint64_t)p * s->page_size + a - off);
-		if (stored) {
+		if (span) {
+			memcpy(dst, span + (uint64_t)(p - first) * s->page_stride + a, b - a);
+		} else if (stored && s->store_oob) {
 			int r = sim_store_read(s, peb, (uint64_t)p * s->page_stride + a, dst, b - a);
 			if (r)
 				return r;
-		} else {
+		} else if (!stored) {
 			memset(dst, 0xFF, b - a);
 		}
 		s->st.pages_read++;

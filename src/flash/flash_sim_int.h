@@ -50,6 +50,14 @@ struct flash_sim {
 	uint8_t *map;
 	size_t map_len;          /* bytes of the file stored PEBs lie in (mapped or not) */
 	bool ro_file;            /* read-only file backend: pread, no map */
+	uint8_t *span_buf;       /* sim_read: one PEB's storage (pages + OOB), made at first use */
+	/* read-only file: the last window read (SIM_RO_WINDOW bytes of one
+	 * PEB), so that the small reads of nodes one after the other cost one
+	 * pread per window, not one each */
+	uint8_t *win;
+	uint32_t win_peb;
+	uint64_t win_off;
+	size_t win_len; /* 0: nothing cached */
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;

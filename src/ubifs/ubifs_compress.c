@@ -19,6 +19,39 @@
 #include <zstd.h>
 #endif
 
+#ifdef UBIKIT_HAVE_ZLIB
+/* The mount's inflate stream (raw deflate), made at first use. */
+static z_stream *zlib_ctx(struct ubifs_fs *fs)
+{
+	if (fs->dctx_zlib)
+		return fs->dctx_zlib;
+	z_stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (inflateInit2(s, -MAX_WBITS) != Z_OK) {
+		free(s);
+		return NULL;
+	}
+	fs->dctx_zlib = s;
+	return s;
+}
+#endif
+
+void ubifs_decompress_free(struct ubifs_fs *fs)
+{
+#ifdef UBIKIT_HAVE_ZLIB
+	if (fs->dctx_zlib) {
+		inflateEnd(fs->dctx_zlib);
+		free(fs->dctx_zlib);
+		fs->dctx_zlib = NULL;
+	}
+#endif
+#ifdef UBIKIT_HAVE_ZSTD
+	ZSTD_freeDCtx(fs->dctx_zstd);
+	fs->dctx_zstd = NULL;
+#endif
+}
+
 int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *out, size_t *out_len, unsigned compr)
 {
 	size_t cap = *out_len;
@@ -41,17 +74,20 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 #endif
 #ifdef UBIKIT_HAVE_ZLIB
 	case UBIFS_COMPR_ZLIB: {
-		z_stream s;
-		memset(&s, 0, sizeof(s));
-		if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
+		z_stream *s = zlib_ctx(fs);
+		if (!s)
 			return -ENOMEM;
-		s.next_in = (Bytef *)(uintptr_t)in;
-		s.avail_in = (uInt)in_len;
-		s.next_out = out;
-		s.avail_out = (uInt)cap;
-		int r = inflate(&s, Z_FINISH);
-		size_t got = cap - s.avail_out;
-		inflateEnd(&s);
+		s->next_in = (Bytef *)(uintptr_t)in;
+		s->avail_in = (uInt)in_len;
+		s->next_out = out;
+		s->avail_out = (uInt)cap;
+		int r = inflate(s, Z_FINISH);
+		size_t got = cap - s->avail_out;
+		if (inflateReset(s) != Z_OK) { /* cannot fail on a valid stream; start afresh next time */
+			inflateEnd(s);
+			free(s);
+			fs->dctx_zlib = NULL;
+		}
 		/* the kernel accepts a stream that fills the output exactly */
 		if (r != Z_STREAM_END && !(r == Z_BUF_ERROR && got == cap) && !(r == Z_OK && got == cap))
 			return -EINVAL;
@@ -61,7 +97,9 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 #endif
 #ifdef UBIKIT_HAVE_ZSTD
 	case UBIFS_COMPR_ZSTD: {
-		size_t r = ZSTD_decompress(out, cap, in, in_len);
+		if (!fs->dctx_zstd && !(fs->dctx_zstd = ZSTD_createDCtx()))
+			return -ENOMEM;
+		size_t r = ZSTD_decompressDCtx(fs->dctx_zstd, out, cap, in, in_len);
 		if (ZSTD_isError(r))
 			return -EINVAL;
 		*out_len = r;

@@ -38,6 +38,7 @@ static void fs_free(struct ubifs_fs *fs)
 	ubifs_log_close(fs->log);
 	ubifs_lpt_close(fs->lpt);
 	ubifs_tnc_destroy(fs);
+	ubifs_decompress_free(fs);
 	free(fs->sbuf);
 	free(fs->nbuf);
 	free(fs->size_fix);

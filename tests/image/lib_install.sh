@@ -44,7 +44,7 @@ so=$libdir/libubikit.so.$ver
 [ -f "$libdir/libubikit.a" ] || fail "no libubikit.a"
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libubikit.so.$major" ] || fail "SONAME is '$soname', not libubikit.so.$major"
-for h in ubikit.h image.h version.h; do
+for h in ubikit.h image.h version.h $(cd "$UBIKIT_SRC/include/ubikit" && ls *.h); do
 	[ -f "$P/include/ubikit/$h" ] || fail "header ubikit/$h not installed"
 done
 [ -f "$libdir/cmake/ubikit/ubikitConfig.cmake" ] || fail "no CMake package config"
