@@ -75,6 +75,10 @@ struct ubifs_fs_info {
 	uint32_t lhead_lnum, lhead_offs; /* log head after replay */
 	uint32_t orphans_killed;
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
+	/* authentication: master checked against the superblock's hash; master
+	 * carries an HMAC (not checked); index/leaf node hashes checked so far */
+	int auth_mst_ok, auth_mst_hmac;
+	uint64_t auth_checked;
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */
 	size_t tnc_cached_bytes; /* all index nodes in memory now (dirty ones are pinned) */
