@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <ubikit/ubikit.h>
 
+#include "tool_name.h"
 #include "commands.h"
 #include "tool_extract.h"
 #include "tool_image.h"
@@ -143,7 +144,8 @@ static void fail(struct xctx *c, const char *path, const char *fmt, ...)
 	va_list ap;
 	if (c->progress)
 		fputs("\r\033[K", stderr);
-	fprintf(stderr, "ubikit extract: %s: ", path);
+	char e[2048];
+	fprintf(stderr, "ubikit extract: %s: ", tool_name_esc(path, e, sizeof(e))); /* names from the image */
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -317,8 +319,12 @@ static void copy_xattrs(struct xctx *c, const char *src, uint64_t ino, const cha
 			if (errno == EPERM || errno == ENOTSUP || errno == EACCES) {
 				c->s->xattrs_skipped++;
 				if (c->verbose)
-					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n", dst, name,
+				{
+					char e[2048], en[1024];
+					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n",
+						tool_name_esc(dst, e, sizeof(e)), tool_name_esc(name, en, sizeof(en)),
 						strerror(errno));
+				}
 			} else {
 				fail(c, dst, "cannot set xattr %s: %s", name, strerror(errno));
 			}
@@ -432,7 +438,8 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	if (c->verbose) {
 		if (c->progress)
 			fputs("\r\033[K", stderr);
-		fprintf(stderr, "%s\n", src);
+		char e[2048];
+		fprintf(stderr, "%s\n", tool_name_esc(src, e, sizeof(e)));
 	}
 	if (S_ISDIR(st->mode))
 		return extract_dir(c, src, dst, st, depth);

@@ -29,7 +29,8 @@ struct tool_image_opts {
 	    {"with-oob", no_argument, NULL, 0x1004}, {"no-oob", no_argument, NULL, 0x1005},            \
 	    {"vid-hdr-offset", required_argument, NULL, 0x1006},                                        \
 	    {"leb-size", required_argument, NULL, 0x1007}, {"vol-name", required_argument, NULL, 0x1008}, \
-	    {"vol-id", required_argument, NULL, 0x1009}, {"verbose", no_argument, NULL, 'v'},             \
+	    {"vol-id", required_argument, NULL, 0x1009}, {"ubi-index", required_argument, NULL, 0x100A},   \
+	    {"offset", required_argument, NULL, 0x100B}, {"verbose", no_argument, NULL, 'v'},           \
 	    {"key", required_argument, NULL, 0x1020}
 #define TOOL_IMAGE_OPTS_HELP                                                                   \
 	"image options (detected when not given):\n"                                            \
@@ -41,6 +42,9 @@ struct tool_image_opts {
 	"  --vid-hdr-offset N             UBI VID header offset\n"                              \
 	"  --leb-size SIZE                LEB size (bare UBIFS image)\n"                        \
 	"  --vol-name NAME / --vol-id N   UBI volume (default: first holding UBIFS)\n"          \
+	"  --ubi-index N                  which UBI device of the file (default: the first;\n"  \
+	"                                 'ubikit info' lists them)\n"                          \
+	"  --offset BYTES                 the UBI device starts at this byte offset\n"          \
 	"  -v, --verbose                  say what was detected (stderr)\n"                     \
 	"  --key FILE                     fscrypt master key (raw, 64 bytes) of an encrypted UBIFS\n"
 

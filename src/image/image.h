@@ -42,6 +42,9 @@ struct ubikit_image {
 /* image_view.c: vol = inner seen with more LEBs (reads 0xFF, writes -EROFS). */
 void image_view_bare(struct ubikit_image *img);
 void image_view_autoresize(struct ubikit_image *img, uint32_t vol_id);
+/* image_scan.c: the UBI devices in the file open as fd (up to max);
+ * returns how many were found (<0 error). */
+int image_scan_ubi_devs(int fd, uint64_t file_size, struct ubikit_image_ubi_dev *devs, int max);
 /* Does LEB 0 of this UBI volume start with a UBIFS superblock node? */
 bool image_vol_has_ubifs(struct ubi_device *ubi, uint32_t vol_id);
 

@@ -75,6 +75,8 @@ struct ubifs_fs_info {
 	uint32_t lhead_lnum, lhead_offs; /* log head after replay */
 	uint32_t orphans_killed;
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
+	uint32_t log_consolidated; /* read-write mount found the log full and consolidated it */
+	uint32_t rcvry_gc_head;    /* recovery GC'd a LEB into the GC head (no empty LEB was left) */
 	/* authentication: master checked against the superblock's hash; master
 	 * carries an HMAC (not checked); index/leaf node hashes checked so far */
 	int auth_mst_ok, auth_mst_hmac;
@@ -208,6 +210,16 @@ int ubifs_close_ref(struct ubifs_fs *fs, uint64_t inum);
  * flash). 0, or -EUCLEAN with the place and the expectation in
  * ubifs_errmsg(). Mounted file systems, read-only or read-write. */
 int ubifs_check(struct ubifs_fs *fs);
+/* The same check, every problem to cb (one sentence, its LEB:offset and
+ * inode, -1/-1/0 when not known; a negative return stops the check with
+ * that error); goes on past each problem where it can. Returns 0 when the
+ * check ran (*problems = how many, may be NULL), negative errno when it
+ * could not (-ENOMEM, a failed journal sync). */
+typedef int (*ubifs_check_cb)(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64_t inum);
+int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems);
+/* fsck's read-back of every main-area LEB in use (ubifs_fsck_scan.c):
+ * node headers and CRCs, erased space; problems to cb; *lebs += LEBs read. */
+int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems, uint64_t *lebs);
 
 /* One step of background garbage collection (ubifs_gc.c): a commit when
  * the journal asks for one, else one LEB with at least half of it dirty is

@@ -62,6 +62,7 @@ struct ubifs_fs {
 	uint32_t log_wraps, bud_rerefs; /* replay: log went past its last LEB; references to known buds */
 	uint64_t replayed_nodes;
 	uint32_t orphans_killed, recovered_lebs;
+	uint32_t log_consolidated, rcvry_gc_head; /* read-write mount: see ubifs_fs_info */
 
 	struct ubifs_size_fix *size_fix;
 	size_t size_fix_cnt, size_fix_cap;
