@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "flash/flash_sim.h"
-#include "fs/fs.h"
+#include <ubikit/fsck.h>
+
 #include "torture/torture_priv.h"
-#include "ubifs/ubifs.h"
 
 static struct tdev *td(struct flash_dev *f)
 {
@@ -193,12 +193,21 @@ void tdev_destroy(struct tdev *d)
 	d->sim = NULL;
 }
 
+/* `fsck -n` of the mounted file system (ubikit_fsck_fs: the strict
+ * check of index, leaves, counts, orphans and the LPT against the flash,
+ * then a read walk of every file from the root). */
 int tdev_check(struct tdev *d, char *msg, size_t ml)
 {
-	struct ubifs_fs *u = fs_ubifs(d->fs);
-	int err = ubifs_check(u);
+	struct ubikit_fsck_report rep;
+	ubikit_fsck_report_init(&rep);
+	int err = ubikit_fsck_fs(d->fs, &rep);
 	if (err)
-		snprintf(msg, ml, "strict check: %s", ubifs_errmsg(u));
+		snprintf(msg, ml, "fsck could not run (%d): %s", err, ubikit_errmsg(d->fs));
+	else if (rep.count) {
+		snprintf(msg, ml, "fsck: %zu problem(s); first: %s", rep.count, rep.problems[0].msg);
+		err = -EUCLEAN;
+	}
+	ubikit_fsck_report_free(&rep);
 	return err;
 }
 

@@ -162,6 +162,10 @@ static void fill(struct util_prng *r, uint8_t *p, size_t n)
 
 static size_t pick_len(struct tmodel *m)
 {
+	if (m->fill_next) { /* a big file: fills the device now and then */
+		m->fill_next = 0;
+		return m->maxlen / 2 + util_prng_below(&m->r, m->maxlen / 2);
+	}
 	unsigned k = (unsigned)util_prng_below(&m->r, 100);
 	size_t max = k < 70 ? 3000 : k < 95 ? 30000 : m->maxlen; /* small, medium, big */
 	return 1 + util_prng_below(&m->r, max);
@@ -540,8 +544,19 @@ int tm_step(struct tmodel *m, struct ubikit_fs *fs)
 	unsigned k = (unsigned)util_prng_below(&m->r, 100);
 	m->ops++;
 	int err;
-	if (k < 25 || (m->name[i] < 0 && k < 60))
+	if (util_prng_below(&m->r, 400) == 0) {
+		/* fill the device: big files into the names in turn until
+		 * ENOSPC (then the next step frees space) */
+		err = 0;
+		for (int n = 0; n < TM_NAMES && !err; n++) {
+			int s = (i + n) % TM_NAMES;
+			m->fill_next = 1;
+			err = op_write_path(m, fs, s, tm_path(s, p));
+		}
+	} else if (k < 25 || (m->name[i] < 0 && k < 60)) {
+		m->fill_next = util_prng_below(&m->r, 25) == 0;
 		err = op_write_path(m, fs, i, p);
+	}
 	else if (k < 35)
 		err = op_handle(m, fs);
 	else if (k < 40)

@@ -71,6 +71,7 @@ struct tmodel {
 	size_t maxlen;            /* biggest file */
 	uint64_t ops, fsyncs, syncs, enospc;
 	int freeing;              /* ENOSPC seen: the next operations free space */
+	int fill_next;            /* the next write is a big one */
 	char err[512];            /* what went wrong (model mismatch) */
 	int trace;                /* print every operation to stderr (debugging a finding) */
 };
