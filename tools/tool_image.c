@@ -94,8 +94,11 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 	struct ubikit_security sec;
 	if (!ubikit_security(ubikit_image_fs(img), &sec)) {
 		if (sec.authenticated)
-			fprintf(stderr, "note: %s: authenticated UBIFS (%s): read without verifying its hashes, HMACs and signature\n",
-				path, sec.hash_name);
+			fprintf(stderr,
+				"note: %s: authenticated UBIFS (%s): %s, index and node hashes checked as read; "
+				"HMACs and signature not verified (no key or certificate taken)\n",
+				path, sec.hash_name,
+				sec.auth_master_hash_ok ? "master node hash" : "master node HMAC not checked");
 		if (sec.encrypted && !sec.fscrypt_key)
 			fprintf(stderr, "note: %s: fscrypt-encrypted UBIFS without --key: encrypted names are the kernel's "
 					"no-key names, encrypted contents cannot be read\n",

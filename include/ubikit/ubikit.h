@@ -48,9 +48,13 @@ struct ubikit_mount_opts {
 
 /* Authentication and encryption of a mounted file system. */
 struct ubikit_security {
-	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key): read without verifying
-			      * the hashes, HMACs and signature */
+	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key, hash_name): the master
+			      * node, index and leaf hashes are checked as nodes are read; the
+			      * HMACs and the superblock's signature are not (key/certificate) */
 	char hash_name[16];  /* its hash algorithm ("sha256"), "" if none */
+	int auth_master_hash_ok; /* the master node matched the superblock's hash (mkfs.ubifs images) */
+	int auth_master_hmac;    /* the master node is protected by an HMAC instead (not checked) */
+	uint64_t auth_nodes_checked; /* index and leaf nodes whose hash was checked so far */
 	int encrypted;       /* fscrypt feature flag in the superblock */
 	int fscrypt_key;     /* a fscrypt master key was given */
 };

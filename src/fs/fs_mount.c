@@ -101,6 +101,9 @@ int ubikit_security(struct ubikit_fs *fs, struct ubikit_security *out)
 		out->authenticated = !!(i->sb.flags & UBIFS_FLG_AUTHENTICATION);
 		const char *h = out->authenticated ? ubifs_auth_hash_name(i->sb.hash_algo) : NULL;
 		snprintf(out->hash_name, sizeof(out->hash_name), "%s", h ? h : "");
+		out->auth_master_hash_ok = i->auth_mst_ok;
+		out->auth_master_hmac = i->auth_mst_hmac;
+		out->auth_nodes_checked = i->auth_checked;
 		out->encrypted = !!(i->sb.flags & UBIFS_FLG_ENCRYPTION);
 		out->fscrypt_key = fs->fscrypt_key;
 	}

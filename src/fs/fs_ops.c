@@ -49,6 +49,14 @@ static int stat_ino(struct ubikit_fs *fs, uint64_t ino, struct ubikit_stat *st)
 			err = -ENOENT; /* xattr inodes are not files */
 		else
 			to_stat(i, st);
+		if (!err && S_ISLNK(i->mode) && (i->flags & UBIFS_CRYPT_FL)) {
+			/* as the kernel: the size of the target as readlink shows it */
+			char *t = malloc(UBIFS_MAX_INO_DATA * 2);
+			size_t tl = 0;
+			if (t && !ubifs_crypt_symlink(fs->ubifs, i, t, UBIFS_MAX_INO_DATA * 2, &tl))
+				st->size = tl;
+			free(t);
+		}
 	}
 	free(i);
 	return err;

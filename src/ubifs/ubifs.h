@@ -77,6 +77,10 @@ struct ubifs_fs_info {
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
 	uint32_t log_consolidated; /* read-write mount found the log full and consolidated it */
 	uint32_t rcvry_gc_head;    /* recovery GC'd a LEB into the GC head (no empty LEB was left) */
+	/* authentication: master checked against the superblock's hash; master
+	 * carries an HMAC (not checked); index/leaf node hashes checked so far */
+	int auth_mst_ok, auth_mst_hmac;
+	uint64_t auth_checked;
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */
 	size_t tnc_cached_bytes; /* all index nodes in memory now (dirty ones are pinned) */

@@ -122,6 +122,11 @@ int ubifs_master_read(struct ubifs_fs *fs)
 		fs->mst_offs = offs;
 	}
 	ubifs_mst_unpack(mst, &fs->mst);
+	if (fs->hash_len) {
+		err = ubifs_auth_master(fs, mst);
+		if (err)
+			return err;
+	}
 	if (fs->mst_recovered)
 		fs->mst.flags |= UBIFS_MST_DIRTY; /* as the kernel: a recovered master means an unclean reboot */
 	struct ubifs_mst_node *m = &fs->mst;

@@ -49,6 +49,9 @@ struct ubifs_fs {
 	size_t fscrypt_key_len;
 	uint64_t crypt_key_inum, crypt_dir_inum;
 	int crypt_dir_enc;
+	int auth_mst_ok;    /* authenticated: the master node matched the superblock's hash of it */
+	int auth_mst_hmac;  /* authenticated: the master node carries an HMAC (kernel-written), not checked */
+	uint64_t auth_checked; /* authenticated: index and leaf node hashes checked */
 	uint32_t hash_len; /* authenticated file system: length of the node hashes in index branches, else 0 */
 
 	/* state */
@@ -111,6 +114,15 @@ int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t l
 int ubifs_is_empty(const uint8_t *buf, size_t len);
 /* ubifs_check_node, honouring the fuzzing-only skip_crc option */
 enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf, size_t avail, uint32_t offs);
+
+/* ---- authentication (ubifs_auth.c) ---- */
+/* The hash of the node (len bytes) must equal want (fs->hash_len bytes):
+ * 0, or -EBADMSG with a message naming the node. */
+int ubifs_auth_check(struct ubifs_fs *fs, const uint8_t *node, uint32_t len, const uint8_t *want, uint32_t lnum,
+		     uint32_t offs);
+/* The master node (raw, UBIFS_MST_NODE_SZ) against the superblock: its hash
+ * (mkfs.ubifs images) or its HMAC (kernel-written: needs the key, not checked). */
+int ubifs_auth_master(struct ubifs_fs *fs, const uint8_t *mst);
 
 /* ---- fscrypt (ubifs_crypt.c) ---- */
 /* 1 if directory dir is encrypted, 0 if not, <0 error */

@@ -296,6 +296,9 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->mst = fs->mst;
 	o->mst_lnum = fs->mst_lnum;
 	o->mst_offs = fs->mst_offs;
+	o->auth_mst_ok = fs->auth_mst_ok;
+	o->auth_mst_hmac = fs->auth_mst_hmac;
+	o->auth_checked = fs->auth_checked;
 	o->mst_recovered = fs->mst_recovered;
 	o->leb_cnt = fs->leb_cnt;
 	o->vol_leb_cnt = fs->vol->leb_count;

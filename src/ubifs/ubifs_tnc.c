@@ -31,6 +31,7 @@ static struct ubifs_znode *znode_alloc(struct ubifs_tnc *t, uint32_t cap)
 static void znode_free(struct ubifs_tnc *t, struct ubifs_znode *z)
 {
 	t->bytes -= znode_bytes(z->cap);
+	free(z->hashes);
 	free(z);
 }
 
@@ -110,6 +111,15 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 		free(buf);
 		return err;
 	}
+	if (fs->hash_len) {
+		/* authenticated: the node's hash is in its parent's branch, the root's in the master */
+		const uint8_t *want = parent ? parent->zbranch[iip].hash : fs->mst.hash_root_idx;
+		err = want ? ubifs_auth_check(fs, buf, len, want, lnum, offs) : 0;
+		if (err) {
+			free(buf);
+			return err;
+		}
+	}
 	struct ubifs_idx_node idx;
 	ubifs_idx_unpack_hash(buf, fs->hash_len, &idx);
 	if (idx.child_cnt == 0 || idx.child_cnt > fs->fanout ||
@@ -134,10 +144,22 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 	z->lnum = lnum;
 	z->offs = offs;
 	z->len = len;
+	if (fs->hash_len) {
+		z->hashes = malloc((size_t)idx.child_cnt * fs->hash_len);
+		if (!z->hashes) {
+			znode_free(&fs->tnc, z);
+			free(buf);
+			return -ENOMEM;
+		}
+	}
 	for (unsigned i = 0; i < idx.child_cnt; i++) {
 		struct ubifs_branch br;
 		ubifs_idx_branch(&idx, i, &br);
 		struct ubifs_zbranch *zb = &z->zbranch[i];
+		if (z->hashes && br.hash) {
+			memcpy(z->hashes + (size_t)i * fs->hash_len, br.hash, fs->hash_len);
+			zb->hash = z->hashes + (size_t)i * fs->hash_len;
+		}
 		zb->key = br.key;
 		zb->lnum = br.lnum;
 		zb->offs = br.offs;
@@ -413,6 +435,11 @@ int ubifs_tnc_read_leaf(struct ubifs_fs *fs, const struct ubifs_zbranch *zbr, ui
 	int err = ubifs_read_node(fs, buf, type, zbr->len, zbr->lnum, zbr->offs);
 	if (err)
 		return err;
+	if (zbr->hash && fs->hash_len) {
+		err = ubifs_auth_check(fs, buf, zbr->len, zbr->hash, zbr->lnum, zbr->offs);
+		if (err)
+			return err;
+	}
 	struct ubifs_key nk = ubifs_key_read(buf + 24);
 	if (ubifs_key_cmp(&nk, &zbr->key) != 0) {
 		char a[64], b[64];

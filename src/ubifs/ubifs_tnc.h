@@ -25,6 +25,8 @@ struct ubifs_zbranch {
 	struct ubifs_key key;
 	uint32_t lnum, offs, len;    /* child index node, or leaf node at level 0 */
 	struct ubifs_znode *child;   /* loaded child (levels > 0), else NULL */
+	const uint8_t *hash;         /* authenticated index: the child's hash as the index node
+				      * stored it (in the znode's hashes), NULL if unknown */
 };
 
 struct ubifs_znode {
@@ -36,6 +38,7 @@ struct ubifs_znode {
 	uint32_t lnum, offs, len;    /* on-flash copy (meaningless once dirty) */
 	struct ubifs_znode *lru_prev, *lru_next; /* clean znodes only */
 	int in_lru;
+	uint8_t *hashes;             /* authenticated index: child_cnt hashes as read, else NULL */
 	struct ubifs_zbranch zbranch[];
 };
 
