@@ -28,6 +28,9 @@ struct ubifs_mount_opts {
 				 * is still checked), so that mutated images get past the CRCs */
 	size_t dirty_limit;     /* write-back: bytes of dirty file data cached before it is written
 				 * back; 0 = default (4 MiB) */
+	const uint8_t *fscrypt_key; /* fscrypt master key (up to 64 bytes), or NULL: encrypted
+				     * names are shown as no-key names, contents cannot be read */
+	size_t fscrypt_key_len;
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's
@@ -72,6 +75,8 @@ struct ubifs_fs_info {
 	uint32_t lhead_lnum, lhead_offs; /* log head after replay */
 	uint32_t orphans_killed;
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
+	uint32_t log_consolidated; /* read-write mount found the log full and consolidated it */
+	uint32_t rcvry_gc_head;    /* recovery GC'd a LEB into the GC head (no empty LEB was left) */
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */
 	size_t tnc_cached_bytes; /* all index nodes in memory now (dirty ones are pinned) */
@@ -112,6 +117,10 @@ struct ubifs_dirent {
  * kernel's order (by key: name hash; colliding hashes in index order).
  * Returns 1 (ent filled), 0 (end), <0 error. */
 int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_dirent *ent);
+
+/* A symlink's target into out (cap bytes, NUL-terminated): as stored, or
+ * for an encrypted symlink decrypted (key given) or as the kernel's no-key name. */
+int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char *out, size_t cap, size_t *olen);
 
 /* Read file data (holes read as zeros; nothing beyond size). Returns bytes. */
 ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void *buf, size_t len, uint64_t off);
@@ -197,6 +206,16 @@ int ubifs_close_ref(struct ubifs_fs *fs, uint64_t inum);
  * flash). 0, or -EUCLEAN with the place and the expectation in
  * ubifs_errmsg(). Mounted file systems, read-only or read-write. */
 int ubifs_check(struct ubifs_fs *fs);
+/* The same check, every problem to cb (one sentence, its LEB:offset and
+ * inode, -1/-1/0 when not known; a negative return stops the check with
+ * that error); goes on past each problem where it can. Returns 0 when the
+ * check ran (*problems = how many, may be NULL), negative errno when it
+ * could not (-ENOMEM, a failed journal sync). */
+typedef int (*ubifs_check_cb)(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64_t inum);
+int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems);
+/* fsck's read-back of every main-area LEB in use (ubifs_fsck_scan.c):
+ * node headers and CRCs, erased space; problems to cb; *lebs += LEBs read. */
+int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems, uint64_t *lebs);
 
 /* One step of background garbage collection (ubifs_gc.c): a commit when
  * the journal asks for one, else one LEB with at least half of it dirty is
