@@ -106,13 +106,17 @@ static int create_through_links(struct ubikit_fs *fs, const char *path, int foll
 			err = -EEXIST; /* follow off: the link itself is there */
 		if (!err && links == 40)
 			err = -ELOOP;
-		ssize_t n = err ? 0 : ubikit_readlink(fs, p, t, PATH_MAX - 1);
-		if (n < 0)
-			err = (int)n;
-		if (!err && n >= PATH_MAX)
-			err = -ENAMETOOLONG;
 		if (err)
 			break;
+		ssize_t n = ubikit_readlink(fs, p, t, PATH_MAX - 1);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		if (n >= PATH_MAX) {
+			err = -ENAMETOOLONG;
+			break;
+		}
 		t[n] = 0;
 		char *slash = strrchr(p, '/');
 		size_t dlen = t[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
