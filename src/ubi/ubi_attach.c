@@ -727,6 +727,7 @@ int ubi_attach_msg(struct flash_dev *flash, const struct ubi_attach_opts *opts, 
 	dev->flash = flash;
 	dev->no_write = opts->read_only;
 	dev->wl_threshold = opts->wl_threshold ? opts->wl_threshold : UBI_DEFAULT_WL_THRESHOLD;
+	dev->erase_at_unmap = opts->erase_at_unmap;
 	dev->beb_per1024 = opts->beb_per1024 < 0 ? UBI_DEFAULT_BEB_PER1024 : opts->beb_per1024;
 	if (dev->beb_per1024 > 768) {
 		err = ubi_err(dev, -EINVAL, "bad-PEB reserve %d per 1024 PEBs is more than 768", dev->beb_per1024);

@@ -247,6 +247,11 @@ int ubi_eba_unmap(struct ubi_device *dev, struct ubi_volume *vol, uint32_t lnum)
 		return 0;
 	vol->eba[lnum] = -1;
 	ubi_wl_put_peb(dev, (uint32_t)pnum, false);
+	while (dev->erase_at_unmap && dev->peb[pnum].state == PEB_ERASE) {
+		int r = ubi_wl_do_one_erase(dev);
+		if (r <= 0)
+			return r < 0 ? r : 0;
+	}
 	return 0;
 }
 

@@ -78,6 +78,7 @@ struct ubi_device {
 	bool formatted;
 	uint32_t wl_threshold;
 	int beb_per1024;
+	bool erase_at_unmap; /* ubi_attach_opts */
 
 	struct ubi_peb *peb;
 	uint32_t good_peb_count, bad_peb_count, corr_peb_count, alien_peb_count;

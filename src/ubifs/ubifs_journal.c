@@ -362,7 +362,7 @@ out:
 	return err;
 }
 
-int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
+static int write_inode_in(struct ubifs_fs *fs, const struct ubifs_inode *ino, unsigned jhead)
 {
 	/* an open orphan keeps its inode (nlink 0) in the index until its last close */
 	int last_ref = ino->nlink == 0 && !ubifs_orph_is_orphan(fs->orph, ino->inum);
@@ -370,14 +370,14 @@ int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
 	uint8_t *buf = calloc(1, len + 8);
 	if (!buf)
 		return -ENOMEM;
-	int err = reserve(fs, UBIFS_BASE_HEAD, len);
+	int err = reserve(fs, jhead, len);
 	if (err)
 		goto out;
 	pack_ino(fs, buf, ino, 1);
 	uint32_t lnum, offs;
-	err = write_head(fs, UBIFS_BASE_HEAD, buf, len, &lnum, &offs, 0);
+	err = write_head(fs, jhead, buf, len, &lnum, &offs, 0);
 	if (!err)
-		err = note_ino(fs, UBIFS_BASE_HEAD, ino->inum);
+		err = note_ino(fs, jhead, ino->inum);
 	if (err)
 		goto out;
 	if (last_ref) {
@@ -392,6 +392,27 @@ int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
 out:
 	free(buf);
 	return err;
+}
+
+int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
+{
+	return write_inode_in(fs, ino, UBIFS_BASE_HEAD);
+}
+
+int ubifs_jnl_write_inode_data(struct ubifs_fs *fs, const struct ubifs_inode *ino)
+{
+	/* The base head may hold this inode's directory entry or an earlier
+	 * state of it (create, link, rename, unlink) not yet on flash: the
+	 * kernel keeps those in one head, in order, so that the inode never
+	 * reaches the flash before its entries. Written out first here, for
+	 * the same order across the two heads. */
+	struct ubifs_wbuf *base = &fs->jnl->heads[UBIFS_BASE_HEAD];
+	if (ubifs_wbuf_has_ino(base, (uint32_t)ino->inum)) {
+		int err = ubifs_wbuf_sync(base);
+		if (err)
+			return fail(fs, err);
+	}
+	return write_inode_in(fs, ino, UBIFS_DATA_HEAD);
 }
 
 int ubifs_jnl_delete_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t del_cmtno)

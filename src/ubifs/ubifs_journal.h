@@ -38,6 +38,13 @@ int ubifs_jnl_write_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, uin
 			 uint32_t len);
 /* The inode alone; with nlink 0 a deletion inode, and the inode leaves the index. */
 int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino);
+/* The same in the data head, after the inode's data nodes were written
+ * there (write-back): fsync then syncs one write-buffer instead of two
+ * (one page program less per small append + fsync). The kernel writes the
+ * inode in the base head; its replay orders the nodes of every bud by
+ * sequence number whatever head wrote them, so this is the same file
+ * system to it (tests/vm: the kernel's checks pass on such journals). */
+int ubifs_jnl_write_inode_data(struct ubifs_fs *fs, const struct ubifs_inode *ino);
 /* Last reference gone after ubifs_jnl_update(deletion) in commit del_cmtno:
  * no node is needed unless a commit came in between (kernel rule). */
 int ubifs_jnl_delete_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t del_cmtno);

@@ -1,9 +1,10 @@
 /* ubifs_wcache — the write-back cache of file data (see ubifs_wcache.h):
  * per inode a record (in-memory size and times, the inode's budget) and
  * its dirty blocks sorted by block number, each holding its own budget.
- * Write-back goes through the journal (ubifs_jnl_write_data, then
- * ubifs_jnl_write_inode, also for an open unlinked file: its size must
- * cover its data) and gives the budgets back. */
+ * Write-back goes through the journal (ubifs_jnl_write_data, then the
+ * inode with ubifs_jnl_write_inode_data into the same head, also for an
+ * open unlinked file: its size must cover its data) and gives the budgets
+ * back. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,7 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 			r->synced_size = r->size;
 	}
 	uint32_t i = 0;
+	int wrote = 0;
 	for (; !err && i < r->cnt; i++) {
 		struct wc_page *p = r->pages[i];
 		uint64_t bstart = (uint64_t)p->block << UBIFS_BLOCK_SHIFT;
@@ -172,6 +174,7 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 			if (err)
 				break;
 			wc->pages_written++;
+			wrote = 1;
 		}
 		drop_page(fs, p);
 	}
@@ -180,8 +183,11 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 		memmove(r->pages, r->pages + i, (r->cnt - i) * sizeof(*r->pages));
 		r->cnt -= i;
 	}
-	if (!err) /* an open unlinked file (orphan) keeps its inode: the journal knows */
-		err = ubifs_jnl_write_inode(fs, ui);
+	/* an open unlinked file (orphan) keeps its inode: the journal knows.
+	 * After data, the inode goes with it into the data head (one
+	 * write-buffer for fsync to sync) */
+	if (!err)
+		err = wrote ? ubifs_jnl_write_inode_data(fs, ui) : ubifs_jnl_write_inode(fs, ui);
 	if (!err)
 		unlink_rec(fs, r);
 	free(ui);

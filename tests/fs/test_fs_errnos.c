@@ -514,8 +514,18 @@ static void t_errnos_as_host(void **s)
 	}
 	struct ubi_vol_io vol;
 	struct ubikit_fs *fs = mnt(&vol);
+	/* a host directory without user xattrs (tmpfs before Linux 6.6)
+	 * judges no xattr call */
+	int host_xattrs = lsetxattr(HOST "/x", "user.probe", "p", 1, 0) == 0;
+	if (host_xattrs)
+		assert_int_equal(lremovexattr(HOST "/x", "user.probe"), 0);
+	else
+		printf("note: %s has no user xattrs (%s): xattr calls not judged\n", HOST, strerror(errno));
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		enum kind k = ops[i].k;
+		if (!host_xattrs && (k == SETXATTR || k == GETXATTR || k == REMOVEXATTR || k == LISTXATTR))
+			continue;
 		int want = host_op(&ops[i]);
 		int got = ubi_op(fs, &ops[i]);
 		if (want != got) {
