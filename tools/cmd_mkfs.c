@@ -65,6 +65,7 @@ static void usage(FILE *out)
 		"  -D, --devtable=FILE       device table\n"
 		"  -U, --squash-uids         all files owned by root\n"
 		"  -y, --yes                 (accepted; nothing is asked)\n"
+		"  -q, --nosquash-rino-perm  (accepted; the root inode keeps the source's attributes)\n"
 		"  -v, --verbose             print the geometry\n"
 		"  -V, --version             print the version\n"
 		"Beyond mkfs.ubifs:\n"
@@ -244,7 +245,8 @@ int cmd_mkfs(int argc, char **argv)
 		{"vid-hdr-offset", 1, NULL, OPT_VIDOFF}, {"vol-name", 1, NULL, OPT_VOLNAME}, {"vol-id", 1, NULL, OPT_VOLID},
 		{"vol-size", 1, NULL, OPT_VOLSIZE}, {"quiet", 0, NULL, OPT_QUIET},
 		{"kind", 1, NULL, 0x1000},        {"oob", 1, NULL, 0x1003},        {"with-oob", 0, NULL, 0x1004},
-		{"no-oob", 0, NULL, 0x1005},      {NULL, 0, NULL, 0}};
+		{"no-oob", 0, NULL, 0x1005},      {"squash-rino-perm", 0, NULL, 'Q'}, {"nosquash-rino-perm", 0, NULL, 'q'},
+		{NULL, 0, NULL, 0}};
 	struct fs_mkfs_opts o;
 	memset(&o, 0, sizeof(o));
 	o.bp.default_compr = UBIFS_COMPR_LZO;
@@ -283,6 +285,7 @@ int cmd_mkfs(int argc, char **argv)
 			o.devtable = optarg;
 			break;
 		case 'y':
+		case 'q': /* --nosquash-rino-perm: the root keeps the source's attributes, as here */
 			break;
 		case 'h':
 			usage(stdout);
@@ -416,11 +419,10 @@ int cmd_mkfs(int argc, char **argv)
 		case 'P':
 		case 'C':
 		case 'Q':
-		case 'q':
 		case OPT_REFUSE:
 			fprintf(stderr, WHO ": error: option %s is not supported by ubikit mkfs (%s)\n", typed,
 				c == 'g' ? "debug level" : c == 'a' ? "inode-number xattrs" : c == 's' ? "SELinux labels"
-				: c == OPT_REFUSE ? "authentication" : "encryption");
+				: c == 'Q' ? "squashed root inode permissions" : c == OPT_REFUSE ? "authentication" : "encryption");
 			return 2;
 		default:
 			usage(stderr);
