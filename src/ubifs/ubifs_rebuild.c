@@ -193,21 +193,25 @@ static int pick(struct rb *r)
 	if (r->n)
 		qsort(r->v, r->n, sizeof(*r->v), cmp_node);
 	size_t k = 0;
+	const struct rnode *good = NULL;
 	for (size_t i = 0; i < r->n; i++) {
-		if (i > 0 && !ubifs_key_cmp(&r->v[i].key, &r->v[i - 1].key)) {
-			r->v[i].drop = 1; /* older version */
-			continue;
-		}
 		struct rnode *n = &r->v[i];
 		unsigned kt = ubifs_key_type(&n->key);
+		/* older than the newest well-typed node of the same key */
+		int older = good && !ubifs_key_cmp(&n->key, &good->key);
 		unsigned want = kt == UBIFS_INO_KEY ? UBIFS_INO_NODE : kt == UBIFS_DATA_KEY ? UBIFS_DATA_NODE
 							 : kt == UBIFS_DENT_KEY ? UBIFS_DENT_NODE : UBIFS_XENT_NODE;
-		if (n->type != want) {
+		if (n->type != want) { /* even when older: a name or data of its own is lost */
 			note(r, 1, n->lnum, n->offs, n->key.inum, "LEB %u:%u: %s node with a key of another type: dropped",
 			     n->lnum, n->offs, ubifs_node_type_name(n->type));
 			n->drop = 1;
 			continue;
 		}
+		if (older) {
+			n->drop = 1;
+			continue;
+		}
+		good = n;
 		if (kt == UBIFS_INO_KEY)
 			k++;
 	}
