@@ -1,40 +1,62 @@
 #!/bin/bash
 # mkfs_bench.sh [UBIKIT] — `ubikit mkfs` against mkfs.ubifs, side by side
-# in one run, on a tree of real files (Python modules, docs, locale data as
-# a Debian system has them; about 10,000 files / 170 MiB). Not a timed test:
-# the figures go to docs/bench.md. Per compressor (lzo, zstd): wall and CPU
-# time and image size of mkfs.ubifs and of ubikit mkfs with 1 thread and
-# with one per CPU; the two images must hold the same tree (ubikit extract).
-# Env: SRCS (source dirs), SCRATCH (default /tmp/ubikit-mkfs-bench),
-# GEOMETRY (default NAND 2 KiB: -m 2048 -e 126976 -c 4000), RUNS (default 1).
+# in one run, on a tree of real files as a Debian system has them: docs
+# (/usr/share/doc), man pages (/usr/share/man), locale files
+# (/usr/share/locale) and Python modules (/usr/lib/python3*), a fixed
+# sample of every Nth file of each (sorted), about 10,000 files / 170 MiB.
+# Not a timed test: the figures go to docs/bench.md. Per compressor (lzo,
+# zstd, zlib): wall and CPU time and image size of mkfs.ubifs and of ubikit
+# mkfs with 1 and 2 threads (best of RUNS, the load average printed with
+# each); the 1- and 2-thread images must be byte-identical and both tools'
+# images must extract to the same tree.
+# Env: SRCS (source dirs copied whole instead of the sample), SCRATCH
+# (default /tmp/ubikit-mkfs-bench), GEOMETRY (default NAND 2 KiB:
+# -m 2048 -e 126976 -c 4000), RUNS (default 3), COMPRS (default "lzo zstd zlib").
 set -euo pipefail
 UBIKIT=${1:-$(dirname "$0")/../build-rel/tools/ubikit}
-SRCS=${SRCS:-"/usr/lib/python3 /usr/share/doc /usr/share/i18n"}
+SRCS=${SRCS:-}
 W=${SCRATCH:-/tmp/ubikit-mkfs-bench}
 GEOMETRY=${GEOMETRY:-"-m 2048 -e 126976 -c 4000"}
-RUNS=${RUNS:-1}
+RUNS=${RUNS:-3}
+COMPRS=${COMPRS:-"lzo zstd zlib"}
 command -v mkfs.ubifs >/dev/null || { echo "mkfs.ubifs not installed"; exit 77; }
 rm -rf "$W"
 mkdir -p "$W/tree"
-for d in $SRCS; do
-	[ -d "$d" ] && cp -a "$d" "$W/tree/$(echo "$d" | tr / _)"
-done
+sample() { # DIR EVERY: every EVERY-th regular file of DIR (sorted), with its path
+	[ -d "$1" ] || return 0
+	(cd / && find "${1#/}" -type f | LC_ALL=C sort | awk -v k="$2" 'NR % k == 0' |
+		cpio -pdm --quiet "$W/tree" 2>/dev/null) || true
+}
+if [ -n "$SRCS" ]; then
+	for d in $SRCS; do
+		[ -d "$d" ] && cp -a "$d" "$W/tree/$(echo "$d" | tr / _)"
+	done
+else
+	sample /usr/share/doc 2
+	sample /usr/share/man 8
+	sample /usr/share/locale 4
+	sample /usr/lib/python3 1
+	for d in /usr/lib/python3.[0-9]*; do sample "$d" 2; done
+	SRCS="every 2nd file of /usr/share/doc, 8th of /usr/share/man, 4th of /usr/share/locale, all of /usr/lib/python3, every 2nd of $(echo /usr/lib/python3.[0-9]*)"
+fi
 files=$(find "$W/tree" -type f | wc -l)
 mib=$(du -sm --apparent-size "$W/tree" | cut -f1)
-echo "tree: $files files, $mib MiB ($SRCS); $(nproc) CPUs; geometry $GEOMETRY"
+echo "tree: $files files, $mib MiB ($SRCS); $(nproc) CPUs; geometry $GEOMETRY; best of $RUNS"
 # warm the page cache once: both tools then read from memory
 tar -cf - -C "$W/tree" . >/dev/null
 t() { # label, command...: best of RUNS
-	local label=$1 best="" cpu=""
+	local label=$1 best="" cpu="" load=""
 	shift
 	for _ in $(seq 1 "$RUNS"); do
 		/usr/bin/time -f '%e %U %S' -o "$W/time" "$@" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
 		read -r e u s <"$W/time"
-		if [ -z "$best" ] || awk "BEGIN{exit !($e < $best)}"; then best=$e cpu=$(awk "BEGIN{print $u + $s}"); fi
+		if [ -z "$best" ] || awk "BEGIN{exit !($e < $best)}"; then
+			best=$e cpu=$(awk "BEGIN{print $u + $s}") load=$(cut -d' ' -f1 /proc/loadavg)
+		fi
 	done
-	printf '%-28s %7.2f s wall %7.2f s CPU' "$label" "$best" "$cpu"
+	printf '%-32s %7.2f s wall %7.2f s CPU (load %s)' "$label" "$best" "$cpu" "$load"
 }
-for c in lzo zstd; do
+for c in $COMPRS; do
 	# shellcheck disable=SC2086
 	t "mkfs.ubifs -x $c" mkfs.ubifs -r "$W/tree" $GEOMETRY -x $c -o "$W/mtd-$c.img"
 	echo "  $(stat -c %s "$W/mtd-$c.img") bytes"
@@ -43,9 +65,12 @@ for c in lzo zstd; do
 	t "ubikit mkfs -x $c --threads 1" "$UBIKIT" mkfs --threads 1 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk1-$c.img"
 	echo "  $(stat -c %s "$W/uk1-$c.img") bytes"
 	# shellcheck disable=SC2086
-	t "ubikit mkfs -x $c" "$UBIKIT" mkfs -r "$W/tree" $GEOMETRY -x $c -o "$W/uk-$c.img"
+	t "ubikit mkfs -x $c --threads 2" "$UBIKIT" mkfs --threads 2 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk-$c.img"
 	echo "  $(stat -c %s "$W/uk-$c.img") bytes"
-	cmp -s "$W/uk1-$c.img" "$W/uk-$c.img" || echo "  NOTE: 1 thread and $(nproc) threads gave different images"
+	cmp -s "$W/uk1-$c.img" "$W/uk-$c.img" || echo "  NOTE: 1 thread and 2 threads gave different images"
+	awk -v a="$(stat -c %s "$W/mtd-$c.img")" -v b="$(stat -c %s "$W/uk-$c.img")" \
+		'BEGIN { printf "  image: ubikit %.2f%% of mkfs.ubifs\n", 100 * b / a }'
+
 	unset SOURCE_DATE_EPOCH
 	rm -rf "$W/a" "$W/b"
 	"$UBIKIT" mkfs -r "$W/tree" $GEOMETRY -x $c -o "$W/uk-$c.img" >/dev/null # with the source's own times

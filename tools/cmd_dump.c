@@ -1,4 +1,4 @@
-/* cmd_dump — 'ubikit dump IMAGE [--leb N] [--peb N] [--json]': node-level
+/* cmd_dump — 'ubikit dump IMAGE [--leb N] [--pnum N] [--json]': node-level
  * listing for debugging. UBI level: every PEB with its EC header (erase
  * count) and VID header (volume, LEB, sqnum, copy flag) or why it has none.
  * UBIFS level: every node of the chosen volume's LEBs (or one LEB) with
@@ -35,7 +35,7 @@ static void dump_usage(FILE *out)
 	fprintf(out, "usage: ubikit dump [options] [image options] IMAGE\n"
 		     "Node-level listing of IMAGE for debugging (read-only, no mount).\n"
 		     "  --leb N      only UBIFS LEB N of the volume\n"
-		     "  --peb N      only UBI PEB N (UBI level)\n"
+		     "  --pnum N     only UBI PEB number N (UBI level; --peb SIZE is the PEB size)\n"
 		     "  --ubi        only the UBI level (PEB -> volume/LEB, erase counters)\n"
 		     "  --ubifs      only the UBIFS level (nodes)\n"
 		     "  -a, --all    also list empty LEBs / PEBs\n"
@@ -135,9 +135,33 @@ static void node_detail(const struct ubifs_scan_node *n, char *d, size_t dl)
 	}
 }
 
-static int dump_node_cb(void *arg, const struct ubifs_scan_node *n)
+/* mkfs.ubifs >= 2.1 writes a signature node right after the superblock even
+ * without authentication, left zeroed: a common header of node type 0 and
+ * length 64 (the signature node's size) with nothing after it. The kernel
+ * reads only the superblock of LEB 0 then; it is not a problem. */
+static bool zeroed_sig_node(const struct ubifs_scan_node *n)
+{
+	if (n->lnum != 0 || n->kind != UBIFS_SCAN_NODE || n->type != 0 || n->len != 64 || !n->crc_ok || !n->node ||
+	    n->offs != UBIFS_SB_NODE_SZ)
+		return false;
+	for (uint32_t i = UBIFS_CH_SZ; i < n->len; i++)
+		if (n->node[i])
+			return false;
+	return true;
+}
+
+static int dump_node_cb(void *arg, const struct ubifs_scan_node *n0)
 {
 	struct dump_ctx *c = arg;
+	struct ubifs_scan_node sig;
+	const struct ubifs_scan_node *n = n0;
+	bool is_sig = zeroed_sig_node(n0);
+	if (is_sig) {
+		sig = *n0;
+		sig.has_key = 0;
+		sig.problem = NULL;
+		n = &sig;
+	}
 	struct tool_out *o = c->o;
 	if (!c->all && n->kind == UBIFS_SCAN_EMPTY && n->offs == 0)
 		return 0; /* an empty LEB */
@@ -155,7 +179,11 @@ static int dump_node_cb(void *arg, const struct ubifs_scan_node *n)
 	if (n->has_key)
 		ubifs_key_str(&n->key, key, sizeof(key));
 	char detail[1200];
-	node_detail(n, detail, sizeof(detail));
+	if (is_sig)
+		snprintf(detail, sizeof(detail), "zeroed signature node (mkfs.ubifs >= 2.1 writes it; no authentication)");
+	else
+		node_detail(n, detail, sizeof(detail));
+	const char *tname = is_sig ? "signature" : ubifs_node_type_name(n->type);
 	if (n->kind == UBIFS_SCAN_NODE) {
 		c->nodes++;
 		if (!n->crc_ok)
@@ -169,7 +197,7 @@ static int dump_node_cb(void *arg, const struct ubifs_scan_node *n)
 		tool_out_str(o, "kind", scan_kind_name(n->kind));
 		tool_out_u64(o, "len", n->len);
 		if (n->kind == UBIFS_SCAN_NODE) {
-			tool_out_str(o, "type", ubifs_node_type_name(n->type));
+			tool_out_str(o, "type", tname);
 			tool_out_u64(o, "sqnum", n->sqnum);
 			tool_out_u64(o, "group", n->group_type);
 			tool_out_bool(o, "crc_ok", n->crc_ok);
@@ -183,7 +211,7 @@ static int dump_node_cb(void *arg, const struct ubifs_scan_node *n)
 		tool_out_end(o);
 	} else if (n->kind == UBIFS_SCAN_NODE) {
 		tool_out_text(o, "  %u:%-7u %-6s len %-5u sqnum %-8" PRIu64 " %s%s%s%s%s%s%s\n", n->lnum, n->offs,
-			      ubifs_node_type_name(n->type), n->len, n->sqnum, n->crc_ok ? "crc ok" : "CRC BAD",
+			      tname, n->len, n->sqnum, n->crc_ok ? "crc ok" : "CRC BAD",
 			      n->group_type ? (n->group_type == 2 ? " group-end" : " group") : "", key[0] ? " key " : "",
 			      key, detail[0] ? " " : "", detail, n->problem && n->crc_ok ? " !" : "");
 		if (n->problem && n->crc_ok)
@@ -249,15 +277,22 @@ static int dump_ubi(struct tool_out *o, struct ubikit_image *img, long peb, bool
 	struct ubi_dev_info di;
 	if (img->ubi && !ubi_dev_info(img->ubi, &di))
 		vid_off = di.vid_hdr_offset;
+	/* The PEBs the file holds: erased PEBs assumed after the end of an
+	 * image (for UBI's reserves) are not in it. */
+	uint32_t count = fl->geo.peb_count;
+	bool file = img->geo.kind == UBIKIT_IMAGE_UBI || img->geo.kind == UBIKIT_IMAGE_NAND_OOB;
+	if (file && img->geo.peb_count && img->geo.peb_count < count)
+		count = img->geo.peb_count;
 	tool_out_arr_json(o, "pebs");
-	uint32_t first = peb >= 0 ? (uint32_t)peb : 0, last = peb >= 0 ? (uint32_t)peb : fl->geo.peb_count - 1;
-	if (peb >= 0 && (uint64_t)peb >= fl->geo.peb_count) {
+	uint32_t first = peb >= 0 ? (uint32_t)peb : 0, last = peb >= 0 ? (uint32_t)peb : count - 1;
+	if (peb >= 0 && (uint64_t)peb >= count) {
 		tool_out_end(o);
-		tool_err("dump", "PEB %ld out of range (%u PEBs)", peb, fl->geo.peb_count);
+		tool_err("dump", "PEB %ld is past the end of the image (it has %u PEBs, 0-%u)", peb, count,
+			 count ? count - 1 : 0);
 		return 1;
 	}
 	uint32_t n_empty = 0;
-	for (uint32_t p = first; fl->geo.peb_count && p <= last; p++) {
+	for (uint32_t p = first; count && p <= last; p++) {
 		uint8_t eh[UBI_HDR_SIZE], vh[UBI_HDR_SIZE];
 		struct ubi_ec_hdr ec;
 		struct ubi_vid_hdr vid;
@@ -333,7 +368,7 @@ static int dump_ubi(struct tool_out *o, struct ubikit_image *img, long peb, bool
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option lopts[] = {{"leb", required_argument, NULL, 0x2001},
-					      {"peb", required_argument, NULL, 0x2002},
+					      {"pnum", required_argument, NULL, 0x2002},
 					      {"ubi", no_argument, NULL, 0x2003},
 					      {"ubifs", no_argument, NULL, 0x2004},
 					      {"all", no_argument, NULL, 'a'},
@@ -358,7 +393,7 @@ int cmd_dump(int argc, char **argv)
 		case 0x2001:
 		case 0x2002: {
 			uint64_t v;
-			if (tool_num("ubikit dump", opt == 0x2001 ? "--leb" : "--peb", optarg, false, 0, INT32_MAX, &v))
+			if (tool_num("ubikit dump", opt == 0x2001 ? "--leb" : "--pnum", optarg, false, 0, INT32_MAX, &v))
 				return 2;
 			if (opt == 0x2001) {
 				leb = (long)v;

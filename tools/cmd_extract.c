@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <ubikit/ubikit.h>
 
+#include "tool_name.h"
 #include "commands.h"
 #include "tool_extract.h"
 #include "tool_image.h"
@@ -44,6 +45,7 @@ struct xctx {
 	struct ubikit_fs *fs;
 	struct tool_extract_stats *s;
 	bool as_root, verbose, progress;
+	bool no_fscrypt_key; /* encrypted file system without the key: encrypted contents are skipped */
 	uid_t uid;
 	gid_t gid;
 	struct link_map links;
@@ -142,7 +144,8 @@ static void fail(struct xctx *c, const char *path, const char *fmt, ...)
 	va_list ap;
 	if (c->progress)
 		fputs("\r\033[K", stderr);
-	fprintf(stderr, "ubikit extract: %s: ", path);
+	char e[2048];
+	fprintf(stderr, "ubikit extract: %s: ", tool_name_esc(path, e, sizeof(e))); /* names from the image */
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -316,8 +319,12 @@ static void copy_xattrs(struct xctx *c, const char *src, uint64_t ino, const cha
 			if (errno == EPERM || errno == ENOTSUP || errno == EACCES) {
 				c->s->xattrs_skipped++;
 				if (c->verbose)
-					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n", dst, name,
+				{
+					char e[2048], en[1024];
+					fprintf(stderr, "ubikit extract: %s: xattr %s not set: %s\n",
+						tool_name_esc(dst, e, sizeof(e)), tool_name_esc(name, en, sizeof(en)),
 						strerror(errno));
+				}
 			} else {
 				fail(c, dst, "cannot set xattr %s: %s", name, strerror(errno));
 			}
@@ -431,7 +438,8 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	if (c->verbose) {
 		if (c->progress)
 			fputs("\r\033[K", stderr);
-		fprintf(stderr, "%s\n", src);
+		char e[2048];
+		fprintf(stderr, "%s\n", tool_name_esc(src, e, sizeof(e)));
 	}
 	if (S_ISDIR(st->mode))
 		return extract_dir(c, src, dst, st, depth);
@@ -441,6 +449,10 @@ static int extract_node(struct xctx *c, const char *src, const char *dst, const 
 	}
 	if ((S_ISCHR(st->mode) || S_ISBLK(st->mode)) && !c->as_root) {
 		c->s->devices_skipped++;
+		return 0;
+	}
+	if (S_ISREG(st->mode) && st->size && (st->flags & 0x40 /* UBIFS_CRYPT_FL */) && c->no_fscrypt_key) {
+		c->s->encrypted_skipped++; /* ciphertext only: one summary line, no file */
 		return 0;
 	}
 	/* remove a leftover from an earlier run (never a directory) */
@@ -517,6 +529,8 @@ int tool_extract(struct ubikit_fs *fs, const char *src, const char *outdir, cons
 	c.uid = geteuid();
 	c.gid = getegid();
 	c.as_root = c.uid == 0;
+	struct ubikit_security sec;
+	c.no_fscrypt_key = !ubikit_security(fs, &sec) && sec.encrypted && !sec.fscrypt_key;
 	c.buf = malloc(COPY_BUF);
 	if (!c.buf)
 		return -ENOMEM;
@@ -627,6 +641,11 @@ int cmd_extract(int argc, char **argv)
 		if (s.xattrs_skipped)
 			fprintf(stderr, "skipped %" PRIu64 " xattrs the host refused (permission/namespace)\n",
 				s.xattrs_skipped);
+		if (s.encrypted_skipped)
+			fprintf(stderr,
+				"skipped %" PRIu64 " encrypted files (fscrypt contents need the key: --key FILE); "
+				"names are the kernel's no-key names\n",
+				s.encrypted_skipped);
 		if (s.failed_files)
 			fprintf(stderr, "%" PRIu64 " files could not be extracted (see the errors above)\n", s.failed_files);
 		if (s.errors)

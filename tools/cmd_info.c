@@ -54,6 +54,23 @@ static void out_geo(struct tool_out *o, const struct ubikit_image_geo *g)
 	}
 	if (g->how[0])
 		tool_out_str(o, "detected", g->how);
+	if (g->kind == UBIKIT_IMAGE_UBI || g->kind == UBIKIT_IMAGE_NAND_OOB) {
+		tool_out_u64(o, "ubi_offset", g->offset);
+		tool_out_arr(o, "ubi_devices");
+		for (int i = 0; i < g->ubi_dev_count && i < UBIKIT_IMAGE_MAX_UBI_DEVS; i++) {
+			const struct ubikit_image_ubi_dev *d = &g->ubi_devs[i];
+			tool_out_obj(o, NULL);
+			tool_out_u64(o, "index", (uint64_t)i);
+			tool_out_u64(o, "offset", d->offset);
+			tool_out_u64(o, "size", d->size);
+			tool_out_u64(o, "peb_stride", d->peb_stride);
+			tool_out_u64(o, "ec_headers", d->ec_headers);
+			tool_out_hex(o, "image_seq", d->image_seq);
+			tool_out_bool(o, "chosen", i == g->ubi_dev_index);
+			tool_out_end(o);
+		}
+		tool_out_end(o);
+	}
 	tool_out_end(o);
 }
 
@@ -349,14 +366,30 @@ int cmd_info(int argc, char **argv)
 	}
 	char msg[1024];
 	struct ubikit_image *img;
+	/* A failed attach still says what was found (kind, geometry) and why. */
+	io.keep_flash_on_attach_failure = true;
+	struct tool_out o;
 	if (tool_image_open(argv[optind], &io, false, &img, msg, sizeof(msg))) {
+		if (json) {
+			tool_out_init(&o, stdout, json);
+			tool_out_str(&o, "error", msg);
+			tool_out_finish(&o);
+		}
 		tool_err("info", "%s", msg);
 		return 1;
 	}
 	int rc = 0;
-	struct tool_out o;
 	tool_out_init(&o, stdout, json);
 	out_geo(&o, &img->geo);
+	if (!img->ubi && img->flash) {
+		tool_out_obj(&o, "ubi");
+		tool_out_str(&o, "error", img->err);
+		tool_out_end(&o);
+		tool_out_finish(&o);
+		tool_err("info", "%s: %s", argv[optind], img->err);
+		tool_image_close(img);
+		return 1;
+	}
 	bool is_ubifs = !img->ubi;
 	if (img->ubi)
 		out_ubi(&o, img, &is_ubifs);

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "tool_image.h"
+#include "tool_name.h"
 
 #define LS_MAX_DEPTH 1024
 
@@ -21,6 +22,7 @@ struct ls_ctx {
 	int depth;
 	uint64_t ancestors[LS_MAX_DEPTH]; /* directory inodes on the current path */
 	int longfmt, recursive, show_ino;
+	bool esc; /* names escaped like 'ls -b' (default on a terminal) */
 	int errors;
 };
 
@@ -38,6 +40,8 @@ static void ls_usage(FILE *out)
 		     "  -l, --long       long format: mode, links, uid, gid, size, mtime (UTC), name\n"
 		     "  -R, --recursive  list subdirectories too\n"
 		     "  -i, --inode      print inode numbers\n"
+		     "  -b, --escape     escape names like 'ls -b' (default on a terminal)\n"
+		     "  -N, --literal    print names as they are, even on a terminal\n"
 		     "  -h, --help       this help\n" TOOL_IMAGE_OPTS_HELP);
 }
 
@@ -51,7 +55,8 @@ static void print_ent(struct ls_ctx *c, const char *path, const char *name, cons
 	if (c->show_ino)
 		printf("%8" PRIu64 " ", st->ino);
 	if (!c->longfmt) {
-		printf("%s\n", name);
+		tool_name_put(stdout, name, c->esc);
+		putchar('\n');
 		return;
 	}
 	char mode[11];
@@ -68,16 +73,20 @@ static void print_ent(struct ls_ctx *c, const char *path, const char *name, cons
 		strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S", &tm);
 	else
 		snprintf(tbuf, sizeof(tbuf), "%" PRId64, st->mtime_sec);
-	printf("%s %3u %5u %5u %10s %s %s", mode, st->nlink, st->uid, st->gid, size, tbuf, name);
+	printf("%s %3u %5u %5u %10s %s ", mode, st->nlink, st->uid, st->gid, size, tbuf);
+	tool_name_put(stdout, name, c->esc);
 	if (S_ISLNK(st->mode)) {
 		char target[4097];
 		ssize_t n = ubikit_readlink_ino(c->fs, st->ino, target, sizeof(target) - 1);
 		if (n >= 0) {
 			target[n] = '\0';
-			printf(" -> %s", target);
+			fputs(" -> ", stdout);
+			tool_name_put(stdout, target, c->esc);
 		} else {
 			printf(" -> ?");
-			fprintf(stderr, "ubikit ls: %s: cannot read link: %s\n", path, ubikit_errmsg(c->fs));
+			char e[1024];
+			fprintf(stderr, "ubikit ls: %s: cannot read link: %s\n", tool_name_esc(path, e, sizeof(e)),
+				ubikit_errmsg(c->fs));
 			c->errors++;
 		}
 	}
@@ -126,15 +135,18 @@ static int list_dir(struct ls_ctx *c, const char *path, uint64_t dir_ino, int he
 	if (!ents)
 		return -ENOMEM;
 	qsort(ents, n, sizeof(*ents), cmp_ent);
-	if (header)
-		printf("%s:\n", path);
+	if (header) {
+		tool_name_put(stdout, path, c->esc);
+		fputs(":\n", stdout);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *p = tool_path_join(path, ents[i].name);
 		ents[i].stat_err = p ? ubikit_stat_ino(c->fs, ents[i].ino, &ents[i].st) : -ENOMEM;
 		if (ents[i].stat_err) {
 			const char *m = ubikit_errmsg(c->fs);
+			char e[1024];
 			fprintf(stderr, "ubikit ls: %s: directory entry points to inode %" PRIu64 ", which cannot be read: %s\n",
-				p ? p : ents[i].name, ents[i].ino,
+				tool_name_esc(p ? p : ents[i].name, e, sizeof(e)), ents[i].ino,
 				ents[i].stat_err == -ENOENT ? "no such inode" : (m[0] ? m : strerror(-ents[i].stat_err)));
 			c->errors++;
 		} else {
@@ -167,15 +179,18 @@ int cmd_ls(int argc, char **argv)
 	static const struct option lopts[] = {{"long", no_argument, NULL, 'l'},
 					      {"recursive", no_argument, NULL, 'R'},
 					      {"inode", no_argument, NULL, 'i'},
+					      {"escape", no_argument, NULL, 'b'},
+					      {"literal", no_argument, NULL, 'N'},
 					      {"help", no_argument, NULL, 'h'},
 					      TOOL_IMAGE_LONGOPTS,
 					      {NULL, 0, NULL, 0}};
 	struct tool_image_opts io;
 	tool_image_opts_init(&io);
 	struct ls_ctx c = {0};
+	c.esc = tool_name_tty(stdout);
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "lRihv", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "lRibNhv", lopts, NULL)) != -1) {
 		int r = tool_image_opt(&io, opt, optarg, "ls");
 		if (r < 0)
 			return 2;
@@ -185,6 +200,8 @@ int cmd_ls(int argc, char **argv)
 		case 'l': c.longfmt = 1; break;
 		case 'R': c.recursive = 1; break;
 		case 'i': c.show_ino = 1; break;
+		case 'b': c.esc = true; break;
+		case 'N': c.esc = false; break;
 		case 'h': ls_usage(stdout); return 0;
 		default: ls_usage(stderr); return 2;
 		}

@@ -1,8 +1,10 @@
 /* cmd_mkfs — 'ubikit mkfs': mkfs.ubifs's command line (so build scripts
  * switch by changing the program name), plus --uuid, --threads,
- * --no-xattrs, SOURCE_DATE_EPOCH, and --ubinize (the result wrapped into a
- * UBI image by `ubikit ubinize`). Options mkfs.ubifs has but ubikit does
- * not support are refused by name. The work is fs_mkfs (src/fs). */
+ * --no-xattrs, SOURCE_DATE_EPOCH, --ubinize (the result wrapped into a
+ * UBI image by `ubikit ubinize`) and `ubikit mkfs FLASH --vol-name NAME`
+ * (straight onto a UBI volume of a flash image). Options mkfs.ubifs has
+ * but ubikit does not support are refused by name. The work is fs_mkfs
+ * (src/fs) and image_mkfs (src/image). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,6 +18,8 @@
 
 #include "commands.h"
 #include "fs/fs_mkfs.h"
+#include "image/image_mkfs.h"
+#include "tool_image.h"
 #include "ubi/ubi_vol_io.h"
 #include "ubi_tool_num.h"
 #include "ubifs/ubifs_compr_ctx.h"
@@ -42,6 +46,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ubikit mkfs [options] -o FILE\n"
+		"       ubikit mkfs [options] FLASH --vol-name NAME\n"
 		"Make a UBIFS image from a directory, with mkfs.ubifs's options:\n"
 		"  -r, -d, --root=DIR        source tree (default: an empty root)\n"
 		"  -m, --min-io-size=SIZE    minimum I/O unit\n"
@@ -71,6 +76,13 @@ static void usage(FILE *out)
 		"      --peb-size=SIZE (required), --sub-page-size=SIZE, --vid-hdr-offset=N,\n"
 		"      --vol-name=NAME (default rootfs), --vol-id=N (0), --vol-size=SIZE\n"
 		"      (default: -c LEBs, and autoresize)\n"
+		"FLASH (a simulator flash, NAND dump with or without OOB, UBI image, MTD device\n"
+		"holding UBI): the file system goes into volume NAME, replacing its contents\n"
+		"(as ubiupdatevol); if there is no such volume, a dynamic one is created (as\n"
+		"ubimkvol) of --vol-size, else -c LEBs, else all the free space; --vol-id N\n"
+		"chooses its ID. -m, -e and -c default to the flash's and the volume's.\n"
+		"      --kind ubi|nand-oob|sim|mtd, --with-oob, --no-oob, --oob=SIZE,\n"
+		"      --peb-size=SIZE, --vid-hdr-offset=N: what FLASH is (detected otherwise)\n"
 		"Sizes take KiB, MiB, GiB. SOURCE_DATE_EPOCH: later times are clamped to it.\n"
 		"Times are stored in whole seconds, as mkfs.ubifs stores them.\n");
 }
@@ -167,6 +179,53 @@ static int run_ubinize(const char *img, const char *out, uint64_t peb, uint32_t 
 	return rc;
 }
 
+static void summary(const struct fs_mkfs_stats *st, uint32_t max_leb_cnt)
+{
+	printf("mkfs: %" PRIu64 " files, %" PRIu64 " bytes in, %" PRIu64 " bytes on flash (data %" PRIu64
+	       "), ratio %.2f, %u LEBs of %u max\n",
+	       st->files, st->bytes_in, st->image_bytes, st->data_bytes_out,
+	       st->data_bytes_out ? (double)st->bytes_in / (double)st->data_bytes_out : 1.0, st->leb_cnt, max_leb_cnt);
+}
+
+/* `ubikit mkfs FLASH --vol-name NAME`: image_mkfs does the work */
+static int mkfs_flash(const char *flash, struct tool_image_opts *fo, struct fs_mkfs_opts *o, const char *vname,
+		      long vid, uint64_t vsize, uint64_t peb, const char *vidoff, int verbose, int quiet, const int *bar)
+{
+	if (peb)
+		fo->img.peb_size = (uint32_t)peb;
+	if (vidoff) {
+		uint64_t v;
+		if (!ubi_tool_parse_u64(vidoff, &v) || v < 64 || v > UINT32_MAX) {
+			fprintf(stderr, WHO ": error: bad --vid-hdr-offset \"%s\"\n", vidoff);
+			return 2;
+		}
+		fo->img.vid_hdr_offset = (uint32_t)v;
+	}
+	struct image_mkfs_target t = {.vol_name = vname, .vol_id = vid, .vol_size = vsize};
+	struct fs_mkfs_stats st;
+	struct image_mkfs_result r;
+	memset(&st, 0, sizeof(st));
+	char msg[1024];
+	int err = image_mkfs_volume(flash, &fo->img, &t, o, &st, &r, msg, sizeof(msg));
+	if (*bar >= 0)
+		fputc('\n', stderr);
+	if (err) {
+		fprintf(stderr, WHO ": error: %s\n", msg[0] ? msg : strerror(-err));
+		return 1;
+	}
+	if (verbose)
+		printf("ubikit mkfs\n\troot:         %s\n\tmin_io_size:  %u\n\tleb_size:     %u\n\tmax_leb_cnt:  %u\n"
+		       "\tflash:        %s\n\tvolume:       %u \"%s\" (%u LEBs%s)\n\tleb_cnt:      %u\n",
+		       o->root ? o->root : "(empty)", r.min_io_size, r.leb_size, o->bp.max_leb_cnt, flash, r.vol_id,
+		       vname, r.vol_lebs, r.created ? ", created" : "", st.leb_cnt);
+	if (!quiet) {
+		summary(&st, o->bp.max_leb_cnt);
+		printf("mkfs: %s volume %u \"%s\" (%u LEBs of %u bytes) on %s\n", r.created ? "created" : "replaced",
+		       r.vol_id, vname, r.vol_lebs, r.leb_size, flash);
+	}
+	return 0;
+}
+
 int cmd_mkfs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -183,7 +242,9 @@ int cmd_mkfs(int argc, char **argv)
 		{"uuid", 1, NULL, OPT_UUID},      {"threads", 1, NULL, OPT_THREADS}, {"no-xattrs", 0, NULL, OPT_NO_XATTRS},
 		{"ubinize", 1, NULL, OPT_UBINIZE}, {"peb-size", 1, NULL, OPT_PEB}, {"sub-page-size", 1, NULL, OPT_SUB},
 		{"vid-hdr-offset", 1, NULL, OPT_VIDOFF}, {"vol-name", 1, NULL, OPT_VOLNAME}, {"vol-id", 1, NULL, OPT_VOLID},
-		{"vol-size", 1, NULL, OPT_VOLSIZE}, {"quiet", 0, NULL, OPT_QUIET}, {NULL, 0, NULL, 0}};
+		{"vol-size", 1, NULL, OPT_VOLSIZE}, {"quiet", 0, NULL, OPT_QUIET},
+		{"kind", 1, NULL, 0x1000},        {"oob", 1, NULL, 0x1003},        {"with-oob", 0, NULL, 0x1004},
+		{"no-oob", 0, NULL, 0x1005},      {NULL, 0, NULL, 0}};
 	struct fs_mkfs_opts o;
 	memset(&o, 0, sizeof(o));
 	o.bp.default_compr = UBIFS_COMPR_LZO;
@@ -191,7 +252,9 @@ int cmd_mkfs(int argc, char **argv)
 	uint64_t minio = 0, leb = 0, maxleb = 0, v;
 	const char *out = NULL, *ubi_out = NULL, *vidoff = NULL, *vname = "rootfs";
 	uint64_t peb = 0, sub = 0, vid = 0, vsize = 0, rp = 0;
-	int verbose = 0, quiet = 0, have_uuid = 0, c;
+	int verbose = 0, quiet = 0, have_uuid = 0, have_vname = 0, have_vid = 0, c;
+	struct tool_image_opts fo; /* FLASH: how to open it */
+	tool_image_opts_init(&fo);
 	char ob[64];
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "d:r:m:o:D:yh?vVe:c:g:f:Fp:k:x:X:j:R:l:UQqaK:b:P:C:s:", longopts, NULL)) != -1) {
@@ -327,9 +390,18 @@ int cmd_mkfs(int argc, char **argv)
 			break;
 		case OPT_VOLNAME:
 			vname = optarg;
+			have_vname = 1;
 			break;
 		case OPT_VOLID:
 			if (tool_num(WHO, typed, optarg, false, 0, 127, &vid))
+				return 2;
+			have_vid = 1;
+			break;
+		case 0x1000:
+		case 0x1003:
+		case 0x1004:
+		case 0x1005:
+			if (tool_image_opt(&fo, c, optarg, "mkfs") < 0)
 				return 2;
 			break;
 		case OPT_VOLSIZE:
@@ -355,20 +427,35 @@ int cmd_mkfs(int argc, char **argv)
 			return 2;
 		}
 	}
+	const char *flash = optind < argc ? argv[optind++] : NULL;
 	if (optind < argc) {
 		fprintf(stderr, WHO ": error: unexpected argument \"%s\"\n", argv[optind]);
 		return 2;
 	}
-	if (!out && !ubi_out) {
-		fprintf(stderr, WHO ": error: no output file (-o FILE or --ubinize FILE)\n");
+	if (flash && (out || ubi_out)) {
+		fprintf(stderr, WHO ": error: FLASH (%s) and %s exclude each other: the file system goes onto the flash\n",
+			flash, out ? "-o" : "--ubinize");
 		return 2;
 	}
-	if (!minio || !leb || !maxleb) {
+	if (flash && !have_vname) {
+		fprintf(stderr, WHO ": error: writing onto %s needs --vol-name NAME (the UBI volume to replace or create)\n",
+			flash);
+		return 2;
+	}
+	if (!flash && (fo.img.kind || fo.img.with_oob != -1)) {
+		fprintf(stderr, WHO ": error: --kind, --oob, --with-oob and --no-oob describe a FLASH argument; there is none\n");
+		return 2;
+	}
+	if (!out && !ubi_out && !flash) {
+		fprintf(stderr, WHO ": error: no output file (-o FILE, --ubinize FILE, or FLASH --vol-name NAME)\n");
+		return 2;
+	}
+	if (!flash && (!minio || !leb || !maxleb)) {
 		fprintf(stderr, WHO ": error: %s was not specified (-m, -e and -c are required, as for mkfs.ubifs)\n",
 			!minio ? "the min. I/O unit size (-m)" : !leb ? "the LEB size (-e)" : "the maximum LEB count (-c)");
 		return 2;
 	}
-	if (inside_root(o.root, out) || inside_root(o.root, ubi_out)) {
+	if (inside_root(o.root, out) || inside_root(o.root, ubi_out) || inside_root(o.root, flash)) {
 		fprintf(stderr, WHO ": error: the output file cannot be inside the source tree %s\n", o.root);
 		return 2;
 	}
@@ -383,7 +470,6 @@ int cmd_mkfs(int argc, char **argv)
 	o.bp.min_io_size = (uint32_t)minio;
 	o.bp.leb_size = (uint32_t)leb;
 	o.bp.max_leb_cnt = (uint32_t)maxleb;
-	uint32_t eff_min_io = o.bp.min_io_size < 8 ? 8 : o.bp.min_io_size;
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	if (sde && *sde) {
 		uint64_t t;
@@ -423,6 +509,10 @@ int cmd_mkfs(int argc, char **argv)
 		o.progress = progress;
 		o.progress_ctx = &last;
 	}
+	if (flash)
+		return mkfs_flash(flash, &fo, &o, vname, have_vid ? (long)vid : -1, vsize, peb, vidoff, verbose, quiet,
+				  &last);
+	uint32_t eff_min_io = o.bp.min_io_size < 8 ? 8 : o.bp.min_io_size;
 	char tmp[] = "/tmp/ubikit-mkfs-XXXXXX";
 	const char *img = out;
 	if (!img) {
@@ -461,11 +551,7 @@ int cmd_mkfs(int argc, char **argv)
 		       o.root ? o.root : "(empty)", eff_min_io, o.bp.leb_size, o.bp.max_leb_cnt, img, st.build.main_first,
 		       st.build.data_lebs, st.build.idx_lebs, st.build.gc_lnum, st.leb_cnt);
 	if (!quiet)
-		printf("mkfs: %" PRIu64 " files, %" PRIu64 " bytes in, %" PRIu64 " bytes on flash (data %" PRIu64
-		       "), ratio %.2f, %u LEBs of %u max\n",
-		       st.files, st.bytes_in, st.image_bytes, st.data_bytes_out,
-		       st.data_bytes_out ? (double)st.bytes_in / (double)st.data_bytes_out : 1.0, st.leb_cnt,
-		       o.bp.max_leb_cnt);
+		summary(&st, o.bp.max_leb_cnt);
 	int rc = 0;
 	if (ubi_out)
 		rc = run_ubinize(img, ubi_out, peb, eff_min_io, sub, vidoff, vname, vid,

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "flash/flash.h"
+#include "image/image.h"
 #include "util/util_file.h"
 #include "ubi/ubi.h"
 #include "ubi_tool_flash.h"
@@ -49,6 +50,7 @@ struct ubi_cmd {
 	struct util_file_id image_ids[2]; /* the flash image and its sidecar */
 	struct flash_dev *flash;
 	struct ubi_device *ubi;
+	struct ubikit_image *img; /* info/read on a plain image file: opened by the image layer */
 };
 
 static void usage(FILE *out)
@@ -91,11 +93,62 @@ static void json_str(FILE *o, const char *s)
 	fputc('"', o);
 }
 
+/* info and read on an image file without sidecar: the image layer opens it
+ * as every read command does (detection of PEB size, offset and UBI device,
+ * erased PEBs assumed after the end of an image that ends where its data
+ * ends), so what opens for 'ubikit ls' opens here. */
+static void image_opts(const struct ubi_cmd *c, struct ubikit_image_opts *o)
+{
+	ubikit_image_opts_init(o);
+	o->flags = UBIKIT_IMAGE_NO_MOUNT | UBIKIT_IMAGE_NO_VOLUME;
+	o->peb_size = c->geo.peb;
+	o->page_size = c->geo.nor ? 1 : c->geo.page;
+	o->oob_size = c->geo.oob;
+	if (c->geo.has_oob || c->geo.oob)
+		o->with_oob = 1;
+	o->vid_hdr_offset = c->aopts.vid_hdr_offset;
+}
+
+/* Does the image layer find UBI in this file (else the old path says why not)? */
+static bool image_detects(const struct ubi_cmd *c, const char *path)
+{
+	struct ubikit_image_opts o;
+	struct ubikit_image_geo g;
+	char msg[512];
+	image_opts(c, &o);
+	return ubikit_image_detect(path, &o, &g, msg, sizeof(msg)) == 0 &&
+	       (g.kind == UBIKIT_IMAGE_UBI || g.kind == UBIKIT_IMAGE_NAND_OOB);
+}
+
+static int attach_image(struct ubi_cmd *c, const char *path)
+{
+	struct ubikit_image_opts o;
+	image_opts(c, &o);
+	char msg[1100];
+	int r = ubikit_image_open(path, &o, &c->img, msg, sizeof(msg));
+	if (r) {
+		fprintf(stderr, "%s %s: error: cannot attach UBI on %s\n", prog, c->sub, msg);
+		c->img = NULL;
+		return r;
+	}
+	if (c->geo.verbose)
+		fprintf(stderr, "%s %s: %s\n", prog, c->sub, ubikit_image_geometry(c->img)->how);
+	c->ubi = c->img->ubi;
+	c->flash = c->img->flash;
+	return 0;
+}
+
 static int attach(struct ubi_cmd *c, const char *path, bool ro)
 {
 	char msg[1100];
 	c->path = path;
 	util_file_id_image(path, c->image_ids);
+	struct stat st;
+	char side[4096];
+	snprintf(side, sizeof(side), "%s.sim", path);
+	if (ro && !stat(path, &st) && S_ISREG(st.st_mode) && access(side, F_OK) != 0 &&
+	    image_detects(c, path))
+		return attach_image(c, path);
 	int r = ubi_tool_flash_open(path, &c->geo, ro, &c->flash, msg, sizeof(msg));
 	if (r) {
 		fprintf(stderr, "%s %s: error: %s\n", prog, c->sub, msg);
@@ -116,6 +169,13 @@ static int attach(struct ubi_cmd *c, const char *path, bool ro)
 static int detach(struct ubi_cmd *c, bool sync)
 {
 	int r = 0;
+	if (c->img) {
+		ubikit_image_close(c->img); /* read-only: nothing to write */
+		c->img = NULL;
+		c->ubi = NULL;
+		c->flash = NULL;
+		return 0;
+	}
 	if (c->ubi && sync) {
 		r = ubi_sync(c->ubi);
 		if (r)

@@ -26,5 +26,6 @@ int cmd_setfattr(int argc, char **argv);
 int cmd_mkfs(int argc, char **argv);
 /* cmd_fsck.c: exit status as fsck(8) (0/1/4/8/16) */
 int cmd_fsck(int argc, char **argv);
+int cmd_torture(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ struct tool_extract_opts {
 struct tool_extract_stats {
 	uint64_t files, bytes, sparse_files, dirs, symlinks, hardlinks, devices, fifos, xattrs;
 	uint64_t devices_skipped, sockets_skipped, owners_skipped, xattrs_skipped;
+	uint64_t encrypted_skipped; /* fscrypt-encrypted regular files, no key given */
 	uint64_t failed_files; /* regular files that could not be extracted (not in files) */
 	uint64_t errors;
 };

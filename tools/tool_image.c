@@ -33,19 +33,29 @@ int tool_image_open(const char *path, const struct tool_image_opts *o, bool need
 		io.flags |= UBIKIT_IMAGE_NO_VOLUME;
 	if (o->keep_flash_on_attach_failure)
 		io.flags |= UBIKIT_IMAGE_KEEP_FLASH;
+	size_t detected = 0;
 	if (o->verbose) {
 		struct ubikit_image_geo g;
 		char dm[512];
-		if (!ubikit_image_detect(path, &io, &g, dm, sizeof(dm)))
+		if (!ubikit_image_detect(path, &io, &g, dm, sizeof(dm))) {
 			tool_image_print_geo(&g, stderr);
+			detected = strlen(g.how);
+		}
 	}
 	int ret = ubikit_image_open(path, &io, out, msg, msglen);
+	if (!ret && io.ubi_index < 0 && io.offset < 0) {
+		const struct ubikit_image_geo *g = ubikit_image_geometry(*out);
+		if (g->ubi_dev_count > 1)
+			fprintf(stderr,
+				"note: %s holds %d UBI devices; reading the first (offset %" PRIu64
+				"); choose with --ubi-index N or --offset BYTES ('ubikit info' lists them)\n",
+				path, g->ubi_dev_count, g->offset);
+	}
 	if (!ret && o->verbose) {
 		/* what opening added (more PEBs assumed, autoresize view) */
 		const char *how = ubikit_image_geometry(*out)->how;
-		const char *note = strstr(how, " UBI needs more PEBs");
-		if (note)
-			fprintf(stderr, "note:%s\n", note);
+		if (strlen(how) > detected)
+			fprintf(stderr, "note:%s\n", how + detected);
 	}
 	return ret;
 }
@@ -80,6 +90,16 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 		tool_err(cmd, "%s: cannot mount UBIFS%s: %s", path, rw ? " read-write" : "", ubikit_image_errmsg(img));
 		tool_image_close(img);
 		return NULL;
+	}
+	struct ubikit_security sec;
+	if (!ubikit_security(ubikit_image_fs(img), &sec)) {
+		if (sec.authenticated)
+			fprintf(stderr, "note: %s: authenticated UBIFS (%s): read without verifying its hashes, HMACs and signature\n",
+				path, sec.hash_name);
+		if (sec.encrypted && !sec.fscrypt_key)
+			fprintf(stderr, "note: %s: fscrypt-encrypted UBIFS without --key: encrypted names are the kernel's "
+					"no-key names, encrypted contents cannot be read\n",
+				path);
 	}
 	return img;
 }
@@ -157,6 +177,22 @@ int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const c
 {
 	struct ubikit_image_opts *o = &to->img;
 	switch (opt) {
+	case 0x1020: {
+		FILE *f = fopen(arg, "rb");
+		if (!f) {
+			tool_err(cmd, "--key %s: %s", arg, strerror(errno));
+			return -1;
+		}
+		size_t n = fread(to->fscrypt_key, 1, sizeof(to->fscrypt_key), f);
+		fclose(f);
+		if (n != sizeof(to->fscrypt_key)) {
+			tool_err(cmd, "--key %s: %zu bytes, expected a raw 64-byte fscrypt master key", arg, n);
+			return -1;
+		}
+		o->fscrypt_key = to->fscrypt_key;
+		o->fscrypt_key_len = n;
+		return 1;
+	}
 	case 0x1000:
 		if (!strcmp(arg, "ubi"))
 			o->kind = UBIKIT_IMAGE_UBI;
@@ -202,6 +238,22 @@ int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const c
 		o->vol_id = v;
 		return 1;
 	}
+	case 0x100A: {
+		uint32_t v;
+		if (parse_u32(cmd, "--ubi-index", arg, false, 0, UBIKIT_IMAGE_MAX_UBI_DEVS - 1, &v) < 0)
+			return -1;
+		o->ubi_index = (int)v;
+		return 1;
+	}
+	case 0x100B: {
+		char who[64];
+		uint64_t v;
+		snprintf(who, sizeof(who), "ubikit %s", cmd);
+		if (tool_num(who, "--offset", arg, true, 0, INT64_MAX, &v))
+			return -1;
+		o->offset = (int64_t)v;
+		return 1;
+	}
 	case 'v':
 		to->verbose++;
 		return 1;
@@ -227,6 +279,8 @@ void tool_image_print_geo(const struct ubikit_image_geo *g, FILE *out)
 		fprintf(out, "VID header offs:  %u\ndata offset:      %u\nLEB size:         %u\n", g->vid_hdr_offset,
 			g->data_offset, g->leb_size);
 	}
+	if (g->offset)
+		fprintf(out, "UBI offset:       %" PRIu64 "\n", g->offset);
 	if (g->how[0])
 		fprintf(out, "detected:         %s\n", g->how);
 }

@@ -18,6 +18,7 @@ struct tool_image_opts {
 	struct ubikit_image_opts img; /* what the library takes */
 	int verbose;
 	bool keep_flash_on_attach_failure; /* dump: return the image with ubi NULL and err set */
+	uint8_t fscrypt_key[64];           /* --key FILE (img.fscrypt_key points here) */
 };
 
 /* Long options shared by every read command; ids start at 0x1000. */
@@ -28,7 +29,9 @@ struct tool_image_opts {
 	    {"with-oob", no_argument, NULL, 0x1004}, {"no-oob", no_argument, NULL, 0x1005},            \
 	    {"vid-hdr-offset", required_argument, NULL, 0x1006},                                        \
 	    {"leb-size", required_argument, NULL, 0x1007}, {"vol-name", required_argument, NULL, 0x1008}, \
-	    {"vol-id", required_argument, NULL, 0x1009}, {"verbose", no_argument, NULL, 'v'}
+	    {"vol-id", required_argument, NULL, 0x1009}, {"ubi-index", required_argument, NULL, 0x100A},   \
+	    {"offset", required_argument, NULL, 0x100B}, {"verbose", no_argument, NULL, 'v'},           \
+	    {"key", required_argument, NULL, 0x1020}
 #define TOOL_IMAGE_OPTS_HELP                                                                   \
 	"image options (detected when not given):\n"                                            \
 	"  --kind ubi|nand-oob|ubifs|sim|mtd  what the image is\n"                                  \
@@ -39,7 +42,11 @@ struct tool_image_opts {
 	"  --vid-hdr-offset N             UBI VID header offset\n"                              \
 	"  --leb-size SIZE                LEB size (bare UBIFS image)\n"                        \
 	"  --vol-name NAME / --vol-id N   UBI volume (default: first holding UBIFS)\n"          \
-	"  -v, --verbose                  say what was detected (stderr)\n"
+	"  --ubi-index N                  which UBI device of the file (default: the first;\n"  \
+	"                                 'ubikit info' lists them)\n"                          \
+	"  --offset BYTES                 the UBI device starts at this byte offset\n"          \
+	"  -v, --verbose                  say what was detected (stderr)\n"                     \
+	"  --key FILE                     fscrypt master key (raw, 64 bytes) of an encrypted UBIFS\n"
 
 void tool_image_opts_init(struct tool_image_opts *o);
 /* Handle one getopt result belonging to TOOL_IMAGE_LONGOPTS. Returns 1 if

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "tool_name.h"
+
 void tool_out_init(struct tool_out *o, FILE *f, bool json)
 {
 	memset(o, 0, sizeof(*o));
@@ -151,8 +153,10 @@ void tool_out_str(struct tool_out *o, const char *key, const char *s)
 	member(o, key);
 	if (o->json)
 		json_str(o->f, s);
-	else
-		fprintf(o->f, "%s\n", s);
+	else {
+		tool_name_put_text(o->f, s); /* a name from the image cannot split the line */
+		fputc('\n', o->f);
+	}
 }
 
 void tool_out_text(struct tool_out *o, const char *fmt, ...)

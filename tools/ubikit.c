@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <ubikit/version.h>
 
 #include "commands.h"
 
@@ -33,6 +34,7 @@ static const struct command commands[] = {
 	{"setfattr", cmd_setfattr, "set or remove an extended attribute in an image"},
 	{"mkfs", cmd_mkfs, "make a UBIFS image from a directory (mkfs.ubifs options)"},
 	{"fsck", cmd_fsck, "check (and repair) the UBIFS in an image"},
+	{"torture", cmd_torture, "power cuts, bit flips, bad blocks, wear on a simulated flash, model-checked"},
 };
 
 static void usage(FILE *out)
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
 		return check_stdout("--help", 0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("ubikit 0.1.0\n");
+		printf("ubikit %s (libubikit %s)\n", UBIKIT_VERSION_STRING, ubikit_version());
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

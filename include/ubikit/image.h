@@ -69,11 +69,28 @@ struct ubikit_image_opts {
 	uint32_t leb_size;           /* 0 = detect (bare UBIFS) */
 	const char *vol_name;        /* volume to use (NULL = first with UBIFS) */
 	long vol_id;                 /* -1 = not given */
+	int64_t offset;              /* -1 = detect; else byte offset of the UBI device in the file */
+	int ubi_index;               /* -1 = the first; else which of the UBI devices found (0 = first) */
 	unsigned flags;              /* UBIKIT_IMAGE_* */
 	unsigned mount_flags;        /* extra UBIKIT_MOUNT_* (RDONLY is implied without RDWR) */
+	const uint8_t *fscrypt_key;  /* fscrypt master key for the mount (see ubikit_mount_opts), or NULL */
+	size_t fscrypt_key_len;
 };
 
 enum ubikit_image_flash { UBIKIT_IMAGE_FLASH_NAND = 1, UBIKIT_IMAGE_FLASH_NOR = 2 };
+
+/* One UBI device found in a file (a dump may hold several one after another,
+ * each with its own image_seq, at any byte offset). */
+struct ubikit_image_ubi_dev {
+	uint64_t offset;      /* where its PEB 0 starts in the file */
+	uint64_t size;        /* bytes up to the end of its last PEB with an EC header */
+	uint32_t peb_stride;  /* bytes per PEB in the file */
+	uint32_t ec_headers;  /* PEBs with a good EC header */
+	uint32_t image_seq;
+	uint32_t vid_hdr_offset, data_offset;
+};
+
+#define UBIKIT_IMAGE_MAX_UBI_DEVS 16
 
 /* What detection found, and how (how[] is for people). */
 struct ubikit_image_geo {
@@ -90,7 +107,12 @@ struct ubikit_image_geo {
 	uint32_t leb_size;     /* UBI LEB size (PEB - data_offset) or UBIFS leb_size */
 	uint32_t vtbl_pebs;    /* PEBs the volume table reserves for volumes (0 = unknown) */
 	enum ubikit_image_flash flash_type;
-	char how[512];
+	uint64_t offset;       /* byte offset of the chosen UBI device in the file (0: start) */
+	uint64_t dev_size;     /* bytes from there that belong to it (0: the rest of the file) */
+	int ubi_dev_count;     /* UBI devices found in the file (dumps with OOB: 0, not searched) */
+	int ubi_dev_index;     /* the chosen one (-1: given by offset, none of the list) */
+	struct ubikit_image_ubi_dev ubi_devs[UBIKIT_IMAGE_MAX_UBI_DEVS];
+	char how[1024];
 };
 
 /* One UBI volume of an open image (a bare UBIFS image is one volume, id 0). */

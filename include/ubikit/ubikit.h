@@ -40,7 +40,21 @@ struct ubikit_mount_opts {
 	size_t tnc_cache_bytes;  /* bound on cached index nodes; 0 = default */
 	size_t dirty_bytes_max;  /* write-back: dirty file data kept in memory before it is written
 				  * to the journal; 0 = default (4 MiB) */
+	const uint8_t *fscrypt_key; /* fscrypt master key (64 bytes for AES-256-XTS), or NULL: names
+				     * in encrypted directories are the kernel's no-key names and
+				     * encrypted contents cannot be read (-ENOKEY) */
+	size_t fscrypt_key_len;
 };
+
+/* Authentication and encryption of a mounted file system. */
+struct ubikit_security {
+	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key): read without verifying
+			      * the hashes, HMACs and signature */
+	char hash_name[16];  /* its hash algorithm ("sha256"), "" if none */
+	int encrypted;       /* fscrypt feature flag in the superblock */
+	int fscrypt_key;     /* a fscrypt master key was given */
+};
+int ubikit_security(struct ubikit_fs *fs, struct ubikit_security *out);
 
 struct ubikit_stat {
 	uint64_t ino;

@@ -181,7 +181,7 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 	s->st.sim_time_ns += bus_ns(s, len);
 	if (!len)
 		return 0;
-	const uint8_t *base = sim_peb_ptr(s, peb);
+	bool stored = sim_peb_stored(s, peb);
 	uint8_t *out = buf;
 	uint32_t first = off / s->page_size, last = (uint32_t)((off + len - 1) / s->page_size);
 	int result = 0;
@@ -189,7 +189,7 @@ static int sim_read(struct flash_dev *d, uint32_t peb, uint32_t off, void *buf, 
 		uint32_t a = p == first ? off % s->page_size : 0;
 		uint32_t b = p == last ? (uint32_t)((off + len - 1) % s->page_size) + 1 : s->page_size;
 		uint8_t *dst = out + ((uint64_t)p * s->page_size + a - off);
-		if (base) {
+		if (stored) {
 			int r = sim_store_read(s, peb, (uint64_t)p * s->page_stride + a, dst, b - a);
 			if (r)
 				return r;
@@ -668,7 +668,7 @@ int flash_sim_peb_is_erased(const struct flash_dev *dev, uint32_t peb)
 	if (!flash_is_sim(dev) || peb >= dev->geo.peb_count)
 		return -EINVAL;
 	struct flash_sim *s = sim_of((struct flash_dev *)dev);
-	if (!sim_peb_ptr(s, peb))
+	if (!sim_peb_stored(s, peb))
 		return 1;
 	uint8_t *q = malloc(s->page_size);
 	if (!q)

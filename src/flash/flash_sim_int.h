@@ -42,12 +42,14 @@ struct flash_sim {
 	bool store_oob;          /* storage holds OOB after each page */
 
 	/* Storage. A PEB's bytes live in ram[peb] if set, else in the file
-	 * map unless hole[peb] (erased and not stored: reads 0xFF). */
+	 * unless hole[peb] (erased and not stored: reads 0xFF). A read-write
+	 * file is mapped (map); a read-only one is read with pread, so that
+	 * the process's memory does not grow with the image (issue 7). */
 	uint8_t **ram;
 	uint8_t *hole;
 	uint8_t *map;
-	size_t map_len;
-	size_t map_touched; /* read-only map: bytes faulted in since the last release */
+	size_t map_len;          /* bytes of the file stored PEBs lie in (mapped or not) */
+	bool ro_file;            /* read-only file backend: pread, no map */
 	int fd;
 	bool sparse;             /* file: erased PEBs are punched holes */
 	bool sidecar_dirty;
@@ -89,15 +91,15 @@ static inline const struct flash_sim *csim_of(const struct flash_dev *d)
 /* Allocate per-PEB arrays and derived geometry from s->cfg. */
 int sim_store_init_arrays(struct flash_sim *s);
 void sim_store_free(struct flash_sim *s);
-/* Pointer to the PEB's first byte in storage, or NULL if it is an
- * unstored erased PEB (reads 0xFF). */
+/* Pointer to the PEB's first byte in memory (RAM copy or the read-write
+ * map), or NULL if it is an unstored erased PEB or lies in a read-only
+ * file (no map: use sim_store_read). */
 uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb);
+/* Does the PEB have stored bytes (else it reads 0xFF)? */
+bool sim_peb_stored(const struct flash_sim *s, uint32_t peb);
 /* Copy n bytes at byte off of the PEB's storage (data+OOB layout) to dst:
  * 0xFF for an unstored erased PEB; never faults on a file hole. */
 int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n);
-/* A read of len bytes from the read-only map was done: releases the mapped
- * pages now and then, so that scanning a huge image keeps a small RSS. */
-void sim_store_read_done(struct flash_sim *s, size_t len);
 /* Make the PEB stored (all 0xFF if it was a hole) and return its bytes.
  * NULL if there is no memory or (file) no disk space: the error is in s->err. */
 uint8_t *sim_peb_materialize(struct flash_sim *s, uint32_t peb);

@@ -99,50 +99,43 @@ uint8_t *sim_peb_ptr(struct flash_sim *s, uint32_t peb)
 	return s->map + (uint64_t)peb * s->peb_stride;
 }
 
-/* Memory must follow what the image holds, not its size: a read-only image
- * is mapped whole, and every page a scan touches (a 64-byte EC header per
- * PEB of a 4 GiB file of zeros) would stay resident. Readahead is off for
- * that map (MADV_RANDOM, set at open) and the pages are dropped from the
- * mapping (MADV_DONTNEED: they stay in the page cache, reclaimable) after
- * every SIM_RO_RELEASE bytes read. */
-#define SIM_RO_RELEASE ((size_t)32 << 20)
-void sim_store_read_done(struct flash_sim *s, size_t len)
+bool sim_peb_stored(const struct flash_sim *s, uint32_t peb)
 {
-	if (!s->map || !s->dev.read_only)
-		return;
-	/* A short read still maps a page, and the kernel maps up to 64 KiB of
-	 * cached neighbours with it (fault-around). */
-	s->map_touched += len + ((size_t)64 << 10);
-	if (s->map_touched < SIM_RO_RELEASE)
-		return;
-	s->map_touched = 0;
-	madvise(s->map, s->map_len, MADV_DONTNEED);
+	if (s->ram[peb])
+		return true;
+	return !s->hole[peb] && (s->map || s->ro_file);
 }
 
+/* Memory must follow what the image holds, not its size: a read-only image
+ * is not mapped but read with pread(2) (readahead off, POSIX_FADV_RANDOM at
+ * open), so its pages stay in the page cache (reclaimable, shared) and
+ * never count in the process's resident set: `ubikit extract` of a 400 MB
+ * image keeps a few MiB of RSS, as does a scan of a 4 GiB file of zeros. */
 int sim_store_read(struct flash_sim *s, uint32_t peb, uint64_t off, void *dst, size_t n)
 {
-	const uint8_t *p = sim_peb_ptr(s, peb);
-	if (!p) {
+	if (!sim_peb_stored(s, peb)) {
 		memset(dst, 0xFF, n);
 		return 0;
 	}
-	if (s->ram[peb] || s->reserved[peb] || s->fd < 0) {
+	const uint8_t *p = sim_peb_ptr(s, peb);
+	if (p && (s->ram[peb] || s->reserved[peb] || s->fd < 0)) {
 		memcpy(dst, p + off, n);
-		if (!s->ram[peb])
-			sim_store_read_done(s, n);
 		return 0;
 	}
-	/* Part of the file without disk blocks: read(2) returns zeros for a
-	 * hole without allocating anything. */
 	uint64_t pos = (uint64_t)peb * s->peb_stride + off;
 	/* A range that is all hole reads as zeros without asking the page
 	 * cache, which would zero whole (large) folios for it: a 4 GiB image
-	 * of holes cost 26 s of kernel memset for 64-byte header reads. */
-	off_t d = lseek(s->fd, (off_t)pos, SEEK_DATA);
-	if (pos + n <= s->map_len && ((d < 0 && errno == ENXIO) || (d >= 0 && (uint64_t)d >= pos + n))) {
-		memset(dst, 0, n);
-		return 0;
+	 * of holes cost 26 s of kernel memset for 64-byte header reads. A PEB
+	 * with disk blocks everywhere (reserved) has no hole to look for. */
+	if (!s->reserved[peb]) {
+		off_t d = lseek(s->fd, (off_t)pos, SEEK_DATA);
+		if (pos + n <= s->map_len && ((d < 0 && errno == ENXIO) || (d >= 0 && (uint64_t)d >= pos + n))) {
+			memset(dst, 0, n);
+			return 0;
+		}
 	}
+	/* A read-only file, or part of a mapped one without disk blocks:
+	 * read(2) returns zeros for a hole without allocating anything. */
 	for (size_t done = 0; done < n;) {
 		ssize_t r = pread(s->fd, (uint8_t *)dst + done, n - done, (off_t)(pos + done));
 		if (r < 0 && errno == EINTR)
@@ -693,8 +686,6 @@ static int map_file(struct flash_sim *s, size_t len, bool rw)
 		return util_err_set(&s->err, -errno, "cannot mmap %s (%zu bytes): %s", s->path, len, strerror(errno));
 	s->map = m;
 	s->map_len = len;
-	if (!rw)
-		madvise(m, len, MADV_RANDOM); /* see sim_store_read_done */
 	return 0;
 }
 
@@ -853,7 +844,7 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 	}
 	/* Reads of a scan are small and scattered (headers): no readahead, or
 	 * a 4 GiB image of holes fills the page cache with zeros (and takes
-	 * 40 s). See also sim_store_read_done for the mapped reads. */
+	 * 40 s). A read-only file is never mapped (see sim_store_read). */
 	if (read_only)
 		posix_fadvise(s->fd, 0, 0, POSIX_FADV_RANDOM);
 	/* Readers share the image, a writer has it alone. */
@@ -942,9 +933,8 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 	uint32_t n = s->dev.geo.peb_count;
 	uint32_t full = (uint32_t)(fsize / s->peb_stride); /* PEBs wholly inside the file */
 	if (read_only) {
-		ret = map_file(s, (size_t)fsize, false);
-		if (ret)
-			goto fail;
+		s->ro_file = true;
+		s->map_len = (size_t)fsize;
 		for (uint32_t i = full; i < n; i++)
 			s->hole[i] = 1;
 		if (full < n && fsize % s->peb_stride) {
@@ -955,8 +945,13 @@ int sim_store_open_file(struct flash_sim *s, const char *path, const struct flas
 				goto fail;
 			}
 			size_t have = (size_t)(fsize % s->peb_stride);
-			memcpy(p, s->map + (uint64_t)full * s->peb_stride, have);
-			memset(p + have, 0xFF, s->peb_stride - have);
+			memset(p, 0xFF, s->peb_stride);
+			s->hole[full] = 0;
+			ret = sim_store_read(s, full, 0, p, have);
+			if (ret) {
+				free(p);
+				goto fail;
+			}
 			s->ram[full] = p;
 			s->hole[full] = 0;
 		}

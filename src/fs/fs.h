@@ -12,6 +12,7 @@ struct ubikit_fs {
 	struct ubifs_fs *ubifs;
 	struct util_err err;
 	int read_only;
+	int fscrypt_key; /* a fscrypt master key was given at mount */
 };
 
 /* The UBIFS instance of a mounted ubikit_fs. */
@@ -26,6 +27,11 @@ int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t
 /* The directory a path's last component is in, and that component (no
  * trailing slashes; "." and ".." refused with -EINVAL, "/" with -EBUSY). */
 int fs_resolve_parent(struct ubikit_fs *fs, const char *path, uint64_t *dir, char name[256], size_t *nlen);
+/* What a path's last component is, as the kernel's path walk names it
+ * (LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT), and whether slashes follow
+ * it: each call answers these cases with the errno Linux gives. */
+enum { FS_LAST_NORM, FS_LAST_DOT, FS_LAST_DOTDOT, FS_LAST_ROOT };
+int fs_path_last(const char *path, int *trailing_slash);
 
 /* O_CREAT of a missing regular file (fs_write.c) */
 int fs_create_file(struct ubikit_fs *fs, const char *path, uint32_t mode, uint64_t *ino);

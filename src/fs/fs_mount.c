@@ -22,7 +22,10 @@ int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts
 		.read_only = opts ? !!(opts->flags & UBIKIT_MOUNT_RDONLY) : 1,
 		.tnc_cache_bytes = opts ? opts->tnc_cache_bytes : 0,
 		.dirty_limit = opts ? opts->dirty_bytes_max : 0,
+		.fscrypt_key = opts ? opts->fscrypt_key : NULL,
+		.fscrypt_key_len = opts ? opts->fscrypt_key_len : 0,
 	};
+	fs->fscrypt_key = opts && opts->fscrypt_key && opts->fscrypt_key_len;
 	unsigned compr = opts ? (opts->flags & UBIKIT_MOUNT_COMPR_MASK) >> 8 : 0;
 	if (compr > 4) {
 		if (errbuf && errlen)
@@ -85,4 +88,22 @@ int ubikit_statfs(struct ubikit_fs *fs, struct ubikit_statfs *st)
 	st->files = s.files;
 	st->name_max = s.name_max;
 	return 0;
+}
+
+int ubikit_security(struct ubikit_fs *fs, struct ubikit_security *out)
+{
+	struct ubifs_fs_info *i = malloc(sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	int err = ubifs_get_info(fs->ubifs, i);
+	if (!err) {
+		memset(out, 0, sizeof(*out));
+		out->authenticated = !!(i->sb.flags & UBIFS_FLG_AUTHENTICATION);
+		const char *h = out->authenticated ? ubifs_auth_hash_name(i->sb.hash_algo) : NULL;
+		snprintf(out->hash_name, sizeof(out->hash_name), "%s", h ? h : "");
+		out->encrypted = !!(i->sb.flags & UBIFS_FLG_ENCRYPTION);
+		out->fscrypt_key = fs->fscrypt_key;
+	}
+	free(i);
+	return err;
 }

@@ -3,6 +3,7 @@
  * write flags: see fs_write.c (read-only mounts answer EROFS). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,6 +80,56 @@ int ubikit_lookup_ino(struct ubikit_fs *fs, uint64_t parent, const char *name, u
 	return ubifs_lookup(fs->ubifs, parent, name, strlen(name), ino, NULL);
 }
 
+/* O_CREAT of a missing file; with follow, a dangling symlink in the last
+ * component leads to its target, which is created (as Linux does, up to
+ * 40 links; a relative target is taken from the link's directory). */
+static int create_through_links(struct ubikit_fs *fs, const char *path, int follow, uint32_t mode, uint64_t *ino)
+{
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	char *p = malloc(PATH_MAX), *t = malloc(PATH_MAX);
+	if (!p || !t) {
+		free(p);
+		free(t);
+		return -ENOMEM;
+	}
+	int err = 0;
+	strcpy(p, path);
+	for (int links = 0; !err; links++) {
+		struct ubikit_stat st;
+		err = ubikit_lstat(fs, p, &st);
+		if (err == -ENOENT) {
+			err = fs_create_file(fs, p, mode, ino);
+			break;
+		}
+		if (!err && (!follow || !S_ISLNK(st.mode)))
+			err = -EEXIST; /* follow off: the link itself is there */
+		if (!err && links == 40)
+			err = -ELOOP;
+		if (err)
+			break;
+		ssize_t n = ubikit_readlink(fs, p, t, PATH_MAX - 1);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		if (n >= PATH_MAX) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		t[n] = 0;
+		char *slash = strrchr(p, '/');
+		size_t dlen = t[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1;
+		if (dlen + (size_t)n >= PATH_MAX)
+			err = -ENAMETOOLONG;
+		else
+			memcpy(p + dlen, t, (size_t)n + 1); /* the link's directory + target */
+	}
+	free(p);
+	free(t);
+	return err;
+}
+
 int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode, struct ubikit_file **out)
 {
 	*out = NULL;
@@ -86,9 +137,19 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 	if (writing && fs->read_only)
 		return -EROFS;
 	uint64_t ino;
+	int slash;
+	if ((flags & O_CREAT) && (fs_path_last(path, &slash) != FS_LAST_NORM || slash)) {
+		/* O_CREAT of "name/", "/", "." or "..": EISDIR once the parent
+		 * is found (Linux open_last_lookups, do_open) */
+		uint64_t dir;
+		char name[256];
+		size_t nlen;
+		int err = fs_resolve_parent(fs, path, &dir, name, &nlen);
+		return err && err != -EBUSY && err != -EINVAL ? err : -EISDIR;
+	}
 	int err = fs_resolve(fs, path, !(flags & O_NOFOLLOW), &ino);
 	if (err == -ENOENT && (flags & O_CREAT))
-		err = fs_create_file(fs, path, mode, &ino);
+		err = create_through_links(fs, path, !(flags & (O_EXCL | O_NOFOLLOW)), mode, &ino);
 	else if (!err && (flags & O_CREAT) && (flags & O_EXCL))
 		err = -EEXIST;
 	if (err)
@@ -101,7 +162,7 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 		err = -ENOENT; /* as stat: an xattr inode is no file (a damaged dentry may point to one) */
 	else if (!err && S_ISLNK(f->ino.mode))
 		err = -ELOOP;
-	else if (!err && S_ISDIR(f->ino.mode) && (flags & O_ACCMODE) != O_RDONLY)
+	else if (!err && S_ISDIR(f->ino.mode) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)))
 		err = -EISDIR;
 	else if (!err && (flags & O_DIRECTORY) && !S_ISDIR(f->ino.mode))
 		err = -ENOTDIR;
@@ -252,9 +313,16 @@ ssize_t ubikit_readlink_ino(struct ubikit_fs *fs, uint64_t ino, char *buf, size_
 		if (!S_ISLNK(i->mode))
 			ret = -EINVAL;
 		else {
-			size_t n = i->data_len < size ? i->data_len : size;
-			memcpy(buf, i->data, n);
-			ret = (ssize_t)n;
+			/* the stored target, or an encrypted one decrypted / as its no-key name */
+			char *t = malloc(UBIFS_MAX_INO_DATA * 2);
+			size_t tl = 0;
+			ret = t ? ubifs_crypt_symlink(fs->ubifs, i, t, UBIFS_MAX_INO_DATA * 2, &tl) : -ENOMEM;
+			if (!ret) {
+				size_t n = tl < size ? tl : size;
+				memcpy(buf, t, n);
+				ret = (ssize_t)n;
+			}
+			free(t);
 		}
 	}
 	free(i);

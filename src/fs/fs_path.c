@@ -2,7 +2,8 @@
  * one from the root ("." and ".." handled on the walked stack, since UBIFS
  * stores no parent entries), symlinks followed with a bound (ELOOP after
  * 40), ENOTDIR for a non-directory in the middle, ENAMETOOLONG for names
- * over 255 bytes. Relative paths start at the root. */
+ * over 255 bytes. Relative paths start at the root. fs_path_last names the
+ * last component's kind for the callers' Linux errnos. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -74,6 +75,15 @@ int fs_resolve(struct ubikit_fs *fs, const char *path, int follow_last, uint64_t
 			if (++links > FS_MAX_SYMLINKS) {
 				err = -ELOOP;
 				goto out;
+			}
+			if (ino->flags & UBIFS_CRYPT_FL) { /* the target as readlink shows it */
+				char t[UBIFS_MAX_INO_DATA + 1];
+				size_t tl = 0;
+				err = ubifs_crypt_symlink(fs->ubifs, ino, t, sizeof(t), &tl);
+				if (err)
+					goto out;
+				memcpy(ino->data, t, tl);
+				ino->data_len = (uint32_t)tl;
 			}
 			size_t rlen = strlen(rest);
 			if ((size_t)ino->data_len + 1 + rlen + 1 > PATH_MAX * 2) {
@@ -159,4 +169,25 @@ int fs_resolve_parent(struct ubikit_fs *fs, const char *path, uint64_t *dir, cha
 	if (!err && !S_ISDIR(st.mode))
 		err = -ENOTDIR;
 	return err;
+}
+
+int fs_path_last(const char *path, int *trailing_slash)
+{
+	size_t len = strlen(path);
+	*trailing_slash = 0;
+	while (len > 0 && path[len - 1] == '/') {
+		len--;
+		*trailing_slash = 1;
+	}
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	size_t n = len - start;
+	if (n == 0)
+		return path[0] ? FS_LAST_ROOT : FS_LAST_NORM; /* "" is ENOENT at the lookup */
+	if (n == 1 && path[start] == '.')
+		return FS_LAST_DOT;
+	if (n == 2 && path[start] == '.' && path[start + 1] == '.')
+		return FS_LAST_DOTDOT;
+	return FS_LAST_NORM;
 }

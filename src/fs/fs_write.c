@@ -3,7 +3,9 @@
  * mknod, symlink, link, unlink, rmdir, rename with flags, chmod/chown/
  * utimens, setxattr/removexattr. Paths are resolved here (the last
  * component is looked up in its directory); the UBIFS layer does the rest.
- * Read-only mounts answer EROFS. */
+ * Read-only mounts answer EROFS. A last component "/", "." or ".." and
+ * trailing slashes give Linux's errnos (namei.c: filename_create,
+ * do_rmdir, do_unlinkat, do_renameat2), checked by test_fs_errnos. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,6 +20,39 @@ static int rw(struct ubikit_fs *fs)
 	return fs->read_only ? -EROFS : 0;
 }
 
+/* The parent and name of an entry to create (mknod, symlink, link's new
+ * name; mkdir with dir_ok): "/", "." and ".." exist already; "name/"
+ * names a directory, so for anything else it is -ENOENT when absent and
+ * -EEXIST when present. */
+static int create_parent(struct ubikit_fs *fs, const char *path, int dir_ok, uint64_t *dir, char name[256],
+			 size_t *nlen)
+{
+	int slash, last = fs_path_last(path, &slash);
+	if (last != FS_LAST_NORM)
+		return -EEXIST;
+	int err = fs_resolve_parent(fs, path, dir, name, nlen);
+	if (!err && slash && !dir_ok) {
+		uint64_t child;
+		err = ubifs_lookup(fs->ubifs, *dir, name, *nlen, &child, NULL);
+		if (!err)
+			err = -EEXIST;
+	}
+	return err;
+}
+
+/* The mode of an existing entry, without following a symlink. */
+static int entry_mode(struct ubikit_fs *fs, uint64_t dir, const char *name, size_t nlen, uint32_t *mode)
+{
+	uint64_t child;
+	struct ubikit_stat st;
+	int err = ubifs_lookup(fs->ubifs, dir, name, nlen, &child, NULL);
+	if (!err)
+		err = ubikit_stat_ino(fs, child, &st);
+	if (!err)
+		*mode = st.mode;
+	return err;
+}
+
 int fs_create_file(struct ubikit_fs *fs, const char *path, uint32_t mode, uint64_t *ino)
 {
 	uint64_t dir;
@@ -25,7 +60,7 @@ int fs_create_file(struct ubikit_fs *fs, const char *path, uint32_t mode, uint64
 	size_t nlen;
 	int err = rw(fs);
 	if (!err)
-		err = fs_resolve_parent(fs, path, &dir, name, &nlen);
+		err = create_parent(fs, path, 0, &dir, name, &nlen);
 	if (!err)
 		err = ubifs_mknod(fs->ubifs, dir, name, nlen, S_IFREG | (mode & 07777), 0, 0, (uint32_t)geteuid(),
 				  (uint32_t)getegid(), ino);
@@ -97,7 +132,7 @@ int ubikit_mknod(struct ubikit_fs *fs, const char *path, uint32_t mode, uint32_t
 	size_t nlen;
 	int err = rw(fs);
 	if (!err)
-		err = fs_resolve_parent(fs, path, &dir, name, &nlen);
+		err = create_parent(fs, path, S_ISDIR(mode), &dir, name, &nlen);
 	if (!err)
 		err = ubifs_mknod(fs->ubifs, dir, name, nlen, mode, major, minor, (uint32_t)geteuid(), (uint32_t)getegid(),
 				  NULL);
@@ -111,7 +146,7 @@ int ubikit_symlink(struct ubikit_fs *fs, const char *target, const char *linkpat
 	size_t nlen;
 	int err = rw(fs);
 	if (!err)
-		err = fs_resolve_parent(fs, linkpath, &dir, name, &nlen);
+		err = create_parent(fs, linkpath, 0, &dir, name, &nlen);
 	if (!err)
 		err = ubifs_symlink(fs->ubifs, dir, name, nlen, target, strlen(target), (uint32_t)geteuid(),
 				    (uint32_t)getegid(), NULL);
@@ -127,7 +162,7 @@ int ubikit_link(struct ubikit_fs *fs, const char *oldpath, const char *newpath)
 	if (!err)
 		err = fs_resolve(fs, oldpath, 0, &ino);
 	if (!err)
-		err = fs_resolve_parent(fs, newpath, &dir, name, &nlen);
+		err = create_parent(fs, newpath, 0, &dir, name, &nlen);
 	return err ? err : ubifs_link(fs->ubifs, ino, dir, name, nlen);
 }
 
@@ -136,9 +171,17 @@ int ubikit_unlink(struct ubikit_fs *fs, const char *path)
 	uint64_t dir;
 	char name[256];
 	size_t nlen;
-	int err = rw(fs);
+	uint32_t mode;
+	int slash, err = rw(fs);
+	if (!err && fs_path_last(path, &slash) != FS_LAST_NORM)
+		err = -EISDIR;
 	if (!err)
 		err = fs_resolve_parent(fs, path, &dir, name, &nlen);
+	if (!err && slash) { /* "name/": never a file removed */
+		err = entry_mode(fs, dir, name, nlen, &mode);
+		if (!err)
+			err = S_ISDIR(mode) ? -EISDIR : -ENOTDIR;
+	}
 	return err ? err : ubifs_unlink(fs->ubifs, dir, name, nlen);
 }
 
@@ -147,7 +190,10 @@ int ubikit_rmdir(struct ubikit_fs *fs, const char *path)
 	uint64_t dir;
 	char name[256];
 	size_t nlen;
-	int err = rw(fs);
+	int slash, err = rw(fs);
+	int last = fs_path_last(path, &slash);
+	if (!err && last != FS_LAST_NORM)
+		err = last == FS_LAST_ROOT ? -EBUSY : last == FS_LAST_DOT ? -EINVAL : -ENOTEMPTY;
 	if (!err)
 		err = fs_resolve_parent(fs, path, &dir, name, &nlen);
 	return err ? err : ubifs_rmdir(fs->ubifs, dir, name, nlen);
@@ -158,11 +204,19 @@ int ubikit_rename(struct ubikit_fs *fs, const char *oldpath, const char *newpath
 	uint64_t od, nd;
 	char on[256], nn[256];
 	size_t ol, nl;
-	int err = rw(fs);
+	uint32_t mode;
+	int oslash, nslash, err = rw(fs);
+	if (!err && (fs_path_last(oldpath, &oslash) != FS_LAST_NORM || fs_path_last(newpath, &nslash) != FS_LAST_NORM))
+		err = -EBUSY;
 	if (!err)
 		err = fs_resolve_parent(fs, oldpath, &od, on, &ol);
 	if (!err)
 		err = fs_resolve_parent(fs, newpath, &nd, nn, &nl);
+	if (!err && (oslash || nslash)) { /* slashes only after a directory */
+		err = entry_mode(fs, od, on, ol, &mode);
+		if (!err && !S_ISDIR(mode))
+			err = -ENOTDIR;
+	}
 	return err ? err : ubifs_rename(fs->ubifs, od, on, ol, nd, nn, nl, flags);
 }
 

@@ -134,12 +134,12 @@ void fu_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, s
 	(void)fi;
 	struct ubikit_fs *fs = fu_fs(req);
 	int ret = 0;
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if (attr->st_size < 0)
-			ret = -EINVAL;
-		else
-			ret = ubikit_truncate_ino(fs, ino, (uint64_t)attr->st_size);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
+		fuse_reply_err(req, EINVAL); /* (fu_err would say EIO: a damaged node) */
+		return;
 	}
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		ret = ubikit_truncate_ino(fs, ino, (uint64_t)attr->st_size);
 	struct ubikit_setattr a = {0};
 	if (to_set & FUSE_SET_ATTR_MODE)
 		a.valid |= UBIKIT_SET_MODE, a.mode = attr->st_mode & 07777;

@@ -23,6 +23,8 @@ struct ubikit_image {
 	char *path;
 	struct ubikit_image_geo geo;
 	bool rdwr;                    /* opened with UBIKIT_IMAGE_RDWR */
+	const uint8_t *fscrypt_key;   /* from the opts (the caller's memory), passed to the mount */
+	size_t fscrypt_key_len;
 	bool drop_sidecar;            /* raw dump opened read-write: no .sim left behind */
 	struct flash_dev *flash;      /* NULL for a bare UBIFS image */
 	struct ubi_device *ubi;       /* NULL for a bare UBIFS image */
@@ -40,6 +42,9 @@ struct ubikit_image {
 /* image_view.c: vol = inner seen with more LEBs (reads 0xFF, writes -EROFS). */
 void image_view_bare(struct ubikit_image *img);
 void image_view_autoresize(struct ubikit_image *img, uint32_t vol_id);
+/* image_scan.c: the UBI devices in the file open as fd (up to max);
+ * returns how many were found (<0 error). */
+int image_scan_ubi_devs(int fd, uint64_t file_size, struct ubikit_image_ubi_dev *devs, int max);
 /* Does LEB 0 of this UBI volume start with a UBIFS superblock node? */
 bool image_vol_has_ubifs(struct ubi_device *ubi, uint32_t vol_id);
 

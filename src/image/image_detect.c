@@ -28,6 +28,9 @@
 #define UBIFS_SB_NODE 6
 #define UBIFS_SB_NODE_SZ 4096
 #define MAX_EC_SEEN 16
+/* Smallest PEB detection accepts: ubinize -p 512 on NOR (headers at 0/64,
+ * data at 128) still leaves room for the volume table. */
+#define UBI_MIN_PEB_SIZE 256
 
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -104,7 +107,7 @@ static int read_peb(int fd, const struct ubikit_image_geo *g, uint32_t peb, uint
 			if (chunk > room)
 				chunk = room;
 		}
-		int ret = pread_full(fd, p, chunk, (uint64_t)peb * g->peb_stride + map_off(g, off));
+		int ret = pread_full(fd, p, chunk, g->offset + (uint64_t)peb * g->peb_stride + map_off(g, off));
 		if (ret)
 			return ret;
 		p += chunk;
@@ -190,8 +193,67 @@ static void find_ubifs_sb(int fd, struct ubikit_image_geo *g, uint32_t *min_io, 
 
 static const uint32_t page_sizes[] = {512, 2048, 4096, 8192, 16384};
 
+/* Which UBI device of the file to read: every device is listed in g; the
+ * chosen one (o->offset, o->ubi_index, else the first) sets g->offset and
+ * *dev_size (bytes from there that belong to it). */
+static int choose_ubi_dev(int fd, const struct ubikit_image_opts *o, struct ubikit_image_geo *g, uint64_t *dev_size,
+			  char *msg, size_t msglen)
+{
+	int n = image_scan_ubi_devs(fd, g->file_size, g->ubi_devs, UBIKIT_IMAGE_MAX_UBI_DEVS);
+	if (n < 0)
+		return n;
+	g->ubi_dev_count = n;
+	/* A first device whose PEBs line up with the file start is read from
+	 * offset 0 (its first PEBs may be erased or bad). */
+	if (n && g->ubi_devs[0].peb_stride && g->ubi_devs[0].offset % g->ubi_devs[0].peb_stride == 0 &&
+	    g->ubi_devs[0].offset < (64ull << 20)) {
+		g->ubi_devs[0].size += g->ubi_devs[0].offset;
+		g->ubi_devs[0].offset = 0;
+	}
+	g->ubi_dev_index = 0;
+	if (o->offset >= 0) {
+		if ((uint64_t)o->offset >= g->file_size) {
+			snprintf(msg, msglen, "--offset %" PRId64 " is past the end of the file (%" PRIu64 " bytes)",
+				 o->offset, g->file_size);
+			return -EINVAL;
+		}
+		g->offset = (uint64_t)o->offset;
+		g->ubi_dev_index = -1;
+		*dev_size = g->file_size - g->offset;
+		for (int i = 0; i < n; i++)
+			if (g->ubi_devs[i].offset == g->offset) {
+				g->ubi_dev_index = i;
+				if (i + 1 < n)
+					*dev_size = g->ubi_devs[i].size;
+			}
+		how_add(g, "UBI device at offset %" PRIu64 " given;", g->offset);
+		return 0;
+	}
+	int idx = o->ubi_index >= 0 ? o->ubi_index : 0;
+	if (idx >= n) {
+		if (o->ubi_index >= 0)
+			snprintf(msg, msglen, "--ubi-index %d: the file holds %d UBI device(s) (0-%d)", idx, n,
+				 n ? n - 1 : 0);
+		return n ? -ENOENT : 0; /* none found: the usual search says so */
+	}
+	g->ubi_dev_index = idx;
+	g->offset = g->ubi_devs[idx].offset;
+	/* the last device keeps the rest of the file (erased PEBs after it) */
+	*dev_size = idx + 1 < n ? g->ubi_devs[idx].size : g->file_size - g->offset;
+	if (n > 1)
+		how_add(g, "%d UBI devices in the file (image_seq differ or data between them): reading device %d "
+			   "at offset %" PRIu64 ";", n, idx, g->offset);
+	else if (g->offset)
+		how_add(g, "UBI device at offset %" PRIu64 " (not at the start of the file);", g->offset);
+	return 0;
+}
+
 static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_image_geo *g, char *msg, size_t msglen)
 {
+	uint64_t dev_size = g->file_size;
+	int cret = choose_ubi_dev(fd, o, g, &dev_size, msg, msglen);
+	if (cret)
+		return cret;
 	/* Collect the first EC headers: offsets step 16 (every known page+OOB
 	 * size is a multiple of 16). */
 	uint64_t ec_off[MAX_EC_SEEN];
@@ -209,12 +271,12 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 	 * last one; past that the rest of a file (zeros to 4 GiB, a 1 TiB
 	 * file of nothing) is not read at all. */
 	const uint64_t first_within = 64ull << 20, gap_within = 32ull << 20;
-	for (uint64_t base = 0; base < g->file_size && n_ec < MAX_EC_SEEN; base += bufsz) {
+	/* offsets relative to the chosen device's start (g->offset) */
+	for (uint64_t base = 0; base < dev_size && n_ec < MAX_EC_SEEN; base += bufsz) {
 		if (n_ec == 0 ? base >= first_within : base > ec_off[n_ec - 1] + gap_within)
 			break;
-		size_t len = g->file_size - base < bufsz + UBI_HDR_SIZE ? (size_t)(g->file_size - base)
-									: bufsz + UBI_HDR_SIZE;
-		int ret = pread_full(fd, buf, len, base);
+		size_t len = dev_size - base < bufsz + UBI_HDR_SIZE ? (size_t)(dev_size - base) : bufsz + UBI_HDR_SIZE;
+		int ret = pread_full(fd, buf, len, g->offset + base);
 		if (ret) {
 			free(buf);
 			snprintf(msg, msglen, "read error at offset %" PRIu64 ": %s", base, strerror(-ret));
@@ -234,8 +296,10 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 			ec_off[n_ec++] = base + off;
 			if (n_ec == MAX_EC_SEEN)
 				break;
-			/* Skip ahead: no header is closer than 4 KiB to another. */
-			off += 4096 - step;
+			/* Skip ahead: the next PEB starts after this one's data
+			 * offset at the earliest (PEBs as small as 512 bytes). */
+			if (eh.data_offset > step && eh.data_offset < bufsz)
+				off += (eh.data_offset / step) * step - step;
 		}
 		if (step > bufsz)
 			break;
@@ -269,12 +333,12 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 		stride = o->peb_size;
 		how_add(g, "PEB size %u given;", o->peb_size);
 	} else if (!stride) {
-		stride = g->file_size - ec_off[0];
+		stride = dev_size - ec_off[0];
 		how_add(g, "one EC header only: PEB = rest of file (%" PRIu64 ");", stride);
 	} else {
 		how_add(g, "EC header spacing %" PRIu64 ";", stride);
 	}
-	if (stride > UINT32_MAX || stride < 1024) {
+	if (stride > UINT32_MAX || stride < UBI_MIN_PEB_SIZE || stride <= g->data_offset) {
 		snprintf(msg, msglen, "EC headers are %" PRIu64 " bytes apart: no plausible PEB size (give --peb)",
 			 stride);
 		return -EINVAL;
@@ -344,10 +408,11 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 			stride, g->peb_size / g->page_size, g->page_size, g->oob_size, best_score);
 	}
 	/* A partial last PEB is kept (the missing bytes read as erased). */
-	g->peb_count = (uint32_t)((g->file_size + g->peb_stride - 1) / g->peb_stride);
-	if (g->file_size % g->peb_stride)
+	g->dev_size = dev_size;
+	g->peb_count = (uint32_t)((dev_size + g->peb_stride - 1) / g->peb_stride);
+	if (dev_size % g->peb_stride)
 		how_add(g, "file size is not a whole number of PEBs (last PEB has only %" PRIu64 " bytes: truncated?);",
-			g->file_size % g->peb_stride);
+			dev_size % g->peb_stride);
 	if (g->data_offset >= g->peb_size) {
 		snprintf(msg, msglen, "data offset %u is not inside a PEB of %u bytes", g->data_offset, g->peb_size);
 		return -EINVAL;

@@ -14,6 +14,7 @@
 
 #include "flash/flash_mtd.h"
 #include "flash/flash_sim.h"
+#include "flash/flash_window.h"
 #include "image/image.h"
 #include "ubi/ubi.h"
 #include "ubi/ubi_flat.h"
@@ -26,6 +27,8 @@ void ubikit_image_opts_init(struct ubikit_image_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->with_oob = -1;
 	o->vol_id = -1;
+	o->offset = -1;
+	o->ubi_index = -1;
 }
 
 static void how_note(struct ubikit_image *img, const char *note)
@@ -149,9 +152,26 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 	/* The simulator keeps state in a sidecar; a raw dump changed in place
 	 * must stay a raw dump (bad blocks live in its OOB markers). */
 	img->drop_sidecar = img->rdwr && access(side, F_OK) != 0;
+	/* A UBI device that is not the whole file (behind a vendor header, one
+	 * of several) is read through a window; it cannot be changed in place. */
+	bool window = img->geo.offset != 0 || img->geo.ubi_dev_count > 1;
+	if (window && img->rdwr) {
+		snprintf(img->err, sizeof(img->err),
+			 "the UBI device at offset %" PRIu64 " is not the whole file: it opens read-only only (copy it "
+			 "out with dd first to change it)",
+			 img->geo.offset);
+		return -EROFS;
+	}
+	if (window && img->geo.has_oob && img->geo.offset % img->geo.peb_stride) {
+		snprintf(img->err, sizeof(img->err),
+			 "UBI device at offset %" PRIu64 " in a dump with OOB: the offset must be a multiple of the PEB "
+			 "stride %u",
+			 img->geo.offset, img->geo.peb_stride);
+		return -EINVAL;
+	}
 	uint32_t extra = 0;
 	/* layout volume (2) + WL and atomic-change reserve (2) */
-	if (img->geo.vtbl_pebs && !o->peb_size && img->geo.vtbl_pebs + 4 > img->geo.peb_count &&
+	if (img->geo.vtbl_pebs && img->geo.vtbl_pebs + 4 > img->geo.peb_count &&
 	    img->geo.vtbl_pebs < (1u << 20)) /* bound: a corrupt table must not ask for millions */
 		extra = img->geo.vtbl_pebs + 4 - img->geo.peb_count;
 	int ret;
@@ -167,6 +187,10 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 		if (fg.type == FLASH_NAND && !fg.oob_size)
 			fg.oob_size = fg.page_size >= 2048 ? fg.page_size / 32 : 16;
 		char ferr[256] = "";
+		if (window) {
+			/* the whole file below, the device's PEBs seen through a window */
+			fg.peb_count = (uint32_t)((img->geo.file_size + img->geo.peb_stride - 1) / img->geo.peb_stride);
+		}
 		ret = flash_sim_open_ex(img->path, &fg, img->geo.has_oob, !img->rdwr, &img->flash, ferr, sizeof(ferr));
 		if (ret) {
 			snprintf(img->err, sizeof(img->err), "cannot open %s as flash (PEB %u x %u, page %u%s): %s",
@@ -174,8 +198,27 @@ static int open_dump(struct ubikit_image *img, const struct ubikit_image_opts *o
 				 ferr[0] ? ferr : strerror(-ret));
 			return ret;
 		}
+		if (window) {
+			struct flash_dev *w;
+			uint64_t base = img->geo.has_oob ? img->geo.offset / img->geo.peb_stride * img->geo.peb_size
+							 : img->geo.offset;
+			uint64_t size = (uint64_t)img->geo.peb_count * img->geo.peb_size;
+			uint64_t dev = img->geo.has_oob ? img->geo.dev_size / img->geo.peb_stride * img->geo.peb_size
+							: img->geo.dev_size;
+			if (dev && dev < size)
+				size = dev;
+			ret = flash_window_open(img->flash, base, size, img->geo.peb_count + extra, &w);
+			if (ret) {
+				flash_close(img->flash);
+				img->flash = NULL;
+				snprintf(img->err, sizeof(img->err), "cannot open the UBI device at offset %" PRIu64 ": %s",
+					 img->geo.offset, strerror(-ret));
+				return ret;
+			}
+			img->flash = w;
+		}
 		ret = attach(img, o);
-		if (ret != -ENOSPC || attempt >= 12 || o->peb_size)
+		if (ret != -ENOSPC || attempt >= 12)
 			break;
 		ubi_detach(img->ubi);
 		img->ubi = NULL;
@@ -239,6 +282,8 @@ int ubikit_image_open(const char *path, const struct ubikit_image_opts *o, struc
 		return -ENOMEM;
 	}
 	img->rdwr = !!(o->flags & UBIKIT_IMAGE_RDWR);
+	img->fscrypt_key = o->fscrypt_key;
+	img->fscrypt_key_len = o->fscrypt_key_len;
 	/* `ubikit cat IMG f >> IMG` would grow the image while it is read. */
 	struct util_file_id ids[2];
 	util_file_id_image(path, ids);
@@ -368,7 +413,8 @@ int ubikit_image_mount(struct ubikit_image *img, unsigned mount_flags)
 		snprintf(img->err, sizeof(img->err), "no UBIFS volume");
 		return -ENOENT;
 	}
-	struct ubikit_mount_opts mo = {.flags = mount_flags};
+	struct ubikit_mount_opts mo = {.flags = mount_flags, .fscrypt_key = img->fscrypt_key,
+				       .fscrypt_key_len = img->fscrypt_key_len};
 	if (!img->rdwr)
 		mo.flags |= UBIKIT_MOUNT_RDONLY;
 	char e[512] = "";

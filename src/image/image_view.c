@@ -96,22 +96,38 @@ static void ext_view(struct ubikit_image *img, uint32_t leb_count)
 	img->vol.sync = ext_sync;
 }
 
+/* max_leb_cnt of the UBIFS superblock in LEB 0 of inner (0: none). */
+static uint32_t sb_max_leb_cnt(struct ubi_vol_io *in, uint32_t *leb_cnt)
+{
+	uint32_t m = 0;
+	*leb_cnt = 0;
+	uint8_t *sb = malloc(UBIFS_SB_NODE_SZ);
+	if (sb && in->leb_size >= UBIFS_SB_NODE_SZ && in->read(in->ctx, 0, 0, sb, UBIFS_SB_NODE_SZ) == 0 &&
+	    get_le32(sb) == UBIFS_NODE_MAGIC && sb[20] == UBIFS_SB_NODE) {
+		*leb_cnt = get_le32(sb + 40);
+		m = get_le32(sb + 44);
+	}
+	free(sb);
+	return m;
+}
+
 void image_view_bare(struct ubikit_image *img)
 {
 	struct ubi_vol_io *in = &img->inner;
-	uint32_t max_leb = in->leb_count;
-	uint8_t *sb = malloc(UBIFS_SB_NODE_SZ);
-	if (sb && in->leb_size >= UBIFS_SB_NODE_SZ && in->read(in->ctx, 0, 0, sb, UBIFS_SB_NODE_SZ) == 0) {
-		uint32_t m = get_le32(sb + 44);
-		if (m > max_leb && m <= (1u << 20))
-			max_leb = m;
-	}
-	free(sb);
+	uint32_t max_leb = in->leb_count, cnt;
+	uint32_t m = sb_max_leb_cnt(in, &cnt);
+	if (m > max_leb && m <= (1u << 20))
+		max_leb = m;
 	ext_view(img, max_leb);
 }
 
 /* The autoresize volume as the kernel has it after its first (read-write)
- * attach: reserved + available PEBs, less the bad-PEB reserve on NAND. */
+ * attach: reserved + available PEBs, less the bad-PEB reserve on NAND.
+ * An image file that ends where its data ends (ubinize output, Buildroot's
+ * minimal autoresize volume) has no available PEBs: on the device it is
+ * flashed to, UBI grows the volume and UBIFS takes up to max_leb_cnt of it,
+ * so a UBIFS volume smaller than its superblock's LEB count is seen with
+ * max_leb_cnt LEBs (mkfs.ubifs writes fewer LEBs than UBIFS mounts with). */
 void image_view_autoresize(struct ubikit_image *img, uint32_t vol_id)
 {
 	struct ubi_dev_info di;
@@ -119,7 +135,7 @@ void image_view_autoresize(struct ubikit_image *img, uint32_t vol_id)
 	if (ubi_vol_info(img->ubi, vol_id, &vi) || !(vi.flags & UBI_VTBL_AUTORESIZE_FLG) ||
 	    vi.vol_type != UBI_VID_DYNAMIC)
 		return;
-	if (ubi_dev_info(img->ubi, &di) || !di.avail_pebs)
+	if (ubi_dev_info(img->ubi, &di))
 		return;
 	uint64_t avail = di.avail_pebs;
 	if (img->geo.flash_type == UBIKIT_IMAGE_FLASH_NAND) {
@@ -127,14 +143,23 @@ void image_view_autoresize(struct ubikit_image *img, uint32_t vol_id)
 		uint64_t rsvd = limit > di.bad_pebs ? limit - di.bad_pebs : 0;
 		avail = avail > rsvd ? avail - rsvd : 0;
 	}
-	if (!avail)
+	uint64_t lebs = vi.reserved_pebs + avail;
+	const char *why = "as the kernel grows it at attach";
+	uint32_t sb_cnt, sb_max = sb_max_leb_cnt(&img->inner, &sb_cnt);
+	bool file = img->geo.kind == UBIKIT_IMAGE_UBI || img->geo.kind == UBIKIT_IMAGE_NAND_OOB;
+	uint32_t need = sb_cnt > UBIFS_MIN_LEB_CNT ? sb_cnt : UBIFS_MIN_LEB_CNT;
+	if (file && sb_max && need > lebs && sb_max >= need && sb_max <= (1u << 20)) {
+		lebs = sb_max;
+		why = "the image holds fewer PEBs than its UBIFS needs; on a device UBI grows it, up to the "
+		      "superblock's max_leb_cnt";
+	}
+	if (lebs <= vi.reserved_pebs)
 		return;
-	ext_view(img, (uint32_t)(vi.reserved_pebs + avail));
+	ext_view(img, (uint32_t)lebs);
 	img->autoresized = img->vol.leb_count;
-	char note[160];
-	snprintf(note, sizeof(note),
-		 " volume %u has the autoresize flag: seen with %u LEBs, as the kernel grows it at attach;", vi.vol_id,
-		 img->vol.leb_count);
+	char note[256];
+	snprintf(note, sizeof(note), " volume %u has the autoresize flag: seen with %u LEBs, %s;", vi.vol_id,
+		 img->vol.leb_count, why);
 	size_t l = strlen(img->geo.how);
 	snprintf(img->geo.how + l, sizeof(img->geo.how) - l, "%s", note);
 }

@@ -78,6 +78,7 @@ int ubi_dev_info(const struct ubi_device *dev, struct ubi_dev_info *out);
 struct ubi_stats {
 	uint64_t erases, torture_tests, wl_moves, scrubs, marked_bad, vtbl_updates;
 	uint64_t corrected_reads, uncorrectable_reads;
+	uint64_t read_retries; /* failed reads tried again (Linux: UBI_IO_RETRIES) */
 };
 void ubi_get_stats(const struct ubi_device *dev, struct ubi_stats *st);
 /* Erase counter UBI keeps for a PEB; -1 for bad/unknown. */

@@ -57,7 +57,14 @@ int ubi_io_read(struct ubi_device *dev, uint32_t pnum, uint32_t off, void *buf, 
 		return ubi_err(dev, -EINVAL, "PEB %u:%u: read of %zu bytes out of range", pnum, off, len);
 	if (!len)
 		return 0;
+	/* As Linux UBI: a failed read (an ECC failure included) is tried
+	 * again, UBI_IO_RETRIES more times, before the error is believed;
+	 * corrected bit flips are not errors and are not retried. */
 	int err = flash_read(dev->flash, pnum, off, buf, len);
+	for (int tries = 0; err && err != -EUCLEAN && tries < UBI_IO_RETRIES; tries++) {
+		dev->stats.read_retries++;
+		err = flash_read(dev->flash, pnum, off, buf, len);
+	}
 	if (err == -EUCLEAN)
 		dev->stats.corrected_reads++;
 	else if (err == -EBADMSG)

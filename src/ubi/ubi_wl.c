@@ -218,6 +218,15 @@ int ubi_wl_get_peb(struct ubi_device *dev, uint32_t *pnum)
 }
 
 /* One move (scrub or wear leveling). 1 done, 0 nothing to do, <0 error. */
+/* Erase (with torture) one PEB at once, ahead of the queue. */
+static int erase_now(struct ubi_device *dev, uint32_t pnum)
+{
+	ubi_wl_put_peb_head(dev, pnum);
+	dev->peb[pnum].torture = true;
+	int r = ubi_wl_do_one_erase(dev);
+	return r < 0 ? r : 0;
+}
+
 static int wl_move(struct ubi_device *dev)
 {
 	int64_t e1 = -1;
@@ -287,13 +296,21 @@ static int wl_move(struct ubi_device *dev)
 		}
 		return 1;
 	case MOVE_TARGET_WR_ERR:
-	case MOVE_TARGET_RD_ERR:
-		ubi_wl_put_peb(dev, to, true);
-		return 1;
-	default:
+	case MOVE_TARGET_RD_ERR: {
+		/* The target may hold a whole copy with a newer sqnum than the
+		 * source: erase (and torture) it now, before any write to the
+		 * LEB, or after a power cut attach would prefer the stale copy
+		 * and lose what was written to the source since (Linux
+		 * wear_leveling_worker: do_sync_erase of the target; found by
+		 * `ubikit torture bitflip`). */
+		int e = erase_now(dev, to);
+		return e < 0 ? e : 1;
+	}
+	default: {
 		/* Target may hold a partial copy: erase it. */
-		ubi_wl_put_peb(dev, to, true);
-		return r;
+		int e = erase_now(dev, to);
+		return e < 0 ? e : r;
+	}
 	}
 }
 

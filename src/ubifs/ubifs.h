@@ -28,6 +28,9 @@ struct ubifs_mount_opts {
 				 * is still checked), so that mutated images get past the CRCs */
 	size_t dirty_limit;     /* write-back: bytes of dirty file data cached before it is written
 				 * back; 0 = default (4 MiB) */
+	const uint8_t *fscrypt_key; /* fscrypt master key (up to 64 bytes), or NULL: encrypted
+				     * names are shown as no-key names, contents cannot be read */
+	size_t fscrypt_key_len;
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's
@@ -72,6 +75,8 @@ struct ubifs_fs_info {
 	uint32_t lhead_lnum, lhead_offs; /* log head after replay */
 	uint32_t orphans_killed;
 	uint32_t recovered_lebs;   /* buds/log LEBs whose torn tail was cut */
+	uint32_t log_consolidated; /* read-write mount found the log full and consolidated it */
+	uint32_t rcvry_gc_head;    /* recovery GC'd a LEB into the GC head (no empty LEB was left) */
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */
 	size_t tnc_cached_bytes; /* all index nodes in memory now (dirty ones are pinned) */
@@ -112,6 +117,10 @@ struct ubifs_dirent {
  * kernel's order (by key: name hash; colliding hashes in index order).
  * Returns 1 (ent filled), 0 (end), <0 error. */
 int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_dirent *ent);
+
+/* A symlink's target into out (cap bytes, NUL-terminated): as stored, or
+ * for an encrypted symlink decrypted (key given) or as the kernel's no-key name. */
+int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char *out, size_t cap, size_t *olen);
 
 /* Read file data (holes read as zeros; nothing beyond size). Returns bytes. */
 ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void *buf, size_t len, uint64_t off);

@@ -28,7 +28,6 @@ struct ubifs_budget {
 	uint32_t max_idx_node_sz, idx_leb_size, dark_wm, leb_overhead;
 	uint64_t main_bytes, rp_size;
 	int can_use_rp;
-	int32_t idx_gc_cnt;
 	ubifs_budget_writeback_fn writeback;
 	ubifs_budget_gc_fn gc;
 	uint64_t enospc, mkspc_commits, mkspc_writebacks;
@@ -68,7 +67,7 @@ static void set_min_idx_lebs(struct ubifs_fs *fs, uint32_t v)
 {
 	fs->budget->min_idx_lebs = v;
 	if (fs->lpt && !fs->read_only)
-		ubifs_lpt_set_reserve(fs->lpt, v, fs->budget->idx_gc_cnt);
+		ubifs_lpt_set_min_idx_lebs(fs->lpt, v);
 }
 
 /* kernel replay: the dirty znodes left by the replay are index the next
@@ -135,7 +134,7 @@ int64_t ubifs_reported_space(const struct ubifs_fs *fs, int64_t free_bytes)
  * idx_gc - taken_empty) */
 static int64_t idx_lebs_avail(const struct ubifs_fs *fs, const struct ubifs_lp_stats *st)
 {
-	return (int64_t)st->empty_lebs + ubifs_lpt_freeable_cnt(fs->lpt) + fs->budget->idx_gc_cnt -
+	return (int64_t)st->empty_lebs + ubifs_lpt_freeable_cnt(fs->lpt) + ubifs_lpt_idx_gc_cnt(fs->lpt) -
 	       st->taken_empty_lebs;
 }
 
@@ -365,10 +364,4 @@ int ubifs_budget_run_gc(struct ubifs_fs *fs)
 void ubifs_budget_set_gc(struct ubifs_fs *fs, ubifs_budget_gc_fn fn)
 {
 	fs->budget->gc = fn;
-}
-
-void ubifs_budget_set_idx_gc_cnt(struct ubifs_fs *fs, int32_t idx_gc_cnt)
-{
-	fs->budget->idx_gc_cnt = idx_gc_cnt;
-	set_min_idx_lebs(fs, fs->budget->min_idx_lebs);
 }

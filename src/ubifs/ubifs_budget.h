@@ -95,8 +95,5 @@ typedef int (*ubifs_budget_gc_fn)(struct ubifs_fs *fs);
 void ubifs_budget_set_gc(struct ubifs_fs *fs, ubifs_budget_gc_fn fn);
 /* The kernel's run_gc over ubifs_gc.c (set at read-write mounts). */
 int ubifs_budget_run_gc(struct ubifs_fs *fs);
-/* GC's count of collected index LEBs waiting for the commit (kernel
- * c->idx_gc_cnt): counted as available to the index. */
-void ubifs_budget_set_idx_gc_cnt(struct ubifs_fs *fs, int32_t idx_gc_cnt);
 
 #endif

@@ -452,7 +452,7 @@ static int write_index(struct ubifs_build *b, struct ubifs_branch *root, uint64_
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		const struct leaf *l = &b->leaves[i];
-		cur[i] = (struct ubifs_branch){l->lnum, l->offs, l->len, l->key};
+		cur[i] = (struct ubifs_branch){l->lnum, l->offs, l->len, l->key, NULL};
 	}
 	int err = 0;
 	uint16_t level = 0;
@@ -469,7 +469,7 @@ static int write_index(struct ubifs_build *b, struct ubifs_branch *root, uint64_
 			for (uint32_t k = 0; k < ch; k++)
 				ubifs_idx_branch_pack(node, k, &cur[i + k]);
 			ubifs_node_finish(node, len, ubifs_next_sqnum(fs));
-			struct ubifs_branch nb = {b->head_lnum, b->head_offs, len, cur[i].key};
+			struct ubifs_branch nb = {b->head_lnum, b->head_offs, len, cur[i].key, NULL};
 			put_node(b, node, len);
 			*idx_size += ubifs_align8(len);
 			cur[out++] = nb; /* out <= i: in place is safe */

@@ -123,7 +123,7 @@ static int check_idx(struct ck *c, uint32_t lnum, uint32_t offs, uint32_t len, i
 		free(buf);
 		return err;
 	}
-	if (cnt == 0 || cnt > fs->fanout || ubifs_idx_node_len(cnt) != len) {
+	if (cnt == 0 || cnt > fs->fanout || ubifs_idx_node_len(cnt) + cnt * fs->hash_len != len) {
 		c->idx_bad = 1;
 		err = CKERR(c, lnum, offs, 0, "check: index node at LEB %u:%u has %u branches (fanout %u, length %u)",
 			    lnum, offs, cnt, fs->fanout, len);
@@ -132,7 +132,7 @@ static int check_idx(struct ck *c, uint32_t lnum, uint32_t offs, uint32_t len, i
 	}
 	struct ubifs_key prev = {0, 0};
 	for (uint32_t i = 0; !err && i < cnt; i++) {
-		const uint8_t *br = buf + UBIFS_IDX_NODE_SZ + i * UBIFS_BRANCH_SZ;
+		const uint8_t *br = buf + UBIFS_IDX_NODE_SZ + i * (UBIFS_BRANCH_SZ + fs->hash_len);
 		uint32_t blnum = get_le32(br), boffs = get_le32(br + 4), blen = get_le32(br + 8);
 		struct ubifs_key k = ubifs_key_read(br + 12);
 		int cmp = ubifs_key_cmp(&k, &prev);
@@ -157,7 +157,7 @@ static int check_idx(struct ck *c, uint32_t lnum, uint32_t offs, uint32_t len, i
 			struct ubifs_key nhi = *hi;
 			int nhas = has_hi;
 			if (i + 1 < cnt) {
-				nhi = ubifs_key_read(br + UBIFS_BRANCH_SZ + 12);
+				nhi = ubifs_key_read(br + UBIFS_BRANCH_SZ + fs->hash_len + 12);
 				nhas = 1;
 			}
 			err = check_idx(c, blnum, boffs, blen, level - 1, &k, &nhi, nhas);

@@ -3,6 +3,7 @@
  * A readdir position is (hash << 32) | k: the k-th entry (1-based) of the
  * run of entries with that hash, in index order. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ubifs/ubifs_priv.h"
@@ -14,6 +15,29 @@ int ubifs_lookup(struct ubifs_fs *fs, uint64_t dir, const char *name, size_t nle
 		return nlen ? -ENAMETOOLONG : -ENOENT;
 	if (dir == 0 || dir > UBIFS_MAX_INUM)
 		return -ENOENT;
+	int enc = ubifs_crypt_dir_encrypted(fs, dir);
+	if (enc < 0)
+		return enc;
+	if (enc) {
+		/* names are shown decrypted or as no-key names: compare those */
+		struct ubifs_dirent *e = malloc(sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		uint64_t pos = 0;
+		int r;
+		while ((r = ubifs_readdir(fs, dir, pos, e)) == 1) {
+			pos = e->pos;
+			if (e->nlen == nlen && !memcmp(e->name, name, nlen)) {
+				*inum = e->inum;
+				if (type)
+					*type = e->type;
+				free(e);
+				return 0;
+			}
+		}
+		free(e);
+		return r ? r : -ENOENT;
+	}
 	struct ubifs_key k = ubifs_key_make((uint32_t)dir, UBIFS_DENT_KEY, ubifs_name_hash(fs->key_hash, name, nlen));
 	uint32_t len;
 	int err = ubifs_tnc_lookup_nm(fs, &k, name, nlen, fs->nbuf, &len);
@@ -76,6 +100,14 @@ int ubifs_readdir(struct ubifs_fs *fs, uint64_t dir, uint64_t pos, struct ubifs_
 		ent->hash = h;
 		ent->cookie = d.cookie;
 		ent->pos = ((uint64_t)h << 32) | k_in_run;
+		int enc = ubifs_crypt_dir_encrypted(fs, dir);
+		if (enc < 0)
+			return enc;
+		if (enc) {
+			err = ubifs_crypt_name(fs, dir, ent);
+			if (err)
+				return err;
+		}
 		return 1;
 	}
 	return err == -ENOENT ? 0 : err;

@@ -295,8 +295,15 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 	/* kernel ubifs_unlink/rmdir: a deletion may go on without a budget
 	 * (one LEB is kept for deletions) */
 	struct ubifs_budget_req req = {.mod_dent = 1, .dirtied_ino = 2};
-	if (!err && ubifs_budget_space(fs, &req) == -ENOSPC)
-		util_err_clear(&fs->err);
+	int budgeted = 1;
+	if (!err) {
+		err = ubifs_budget_space(fs, &req);
+		if (err == -ENOSPC) {
+			util_err_clear(&fs->err);
+			budgeted = 0;
+			err = 0;
+		}
+	}
 	if (!err) {
 		ubifs_now(fs, &t->b.ctime_sec, &t->b.ctime_nsec);
 		if (is_rmdir) {
@@ -316,6 +323,10 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 			ubifs_wcache_drop_deleted(fs, t->b.inum); /* unless an open file keeps it */
 			ubifs_budget_deleted(fs);
 		}
+		/* kernel: something was deleted without a budget: clear the
+		 * no-space flags (a budgeted one clears them at the release) */
+		if (!err && !budgeted)
+			ubifs_budget_deleted(fs);
 	}
 	ubifs_release_budget(fs, &req);
 	free(t);

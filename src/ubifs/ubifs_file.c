@@ -103,10 +103,15 @@ int ubifs_read_inode(struct ubifs_fs *fs, uint64_t inum, struct ubifs_inode *ino
 }
 
 /* One 4096-byte block of a file into out (zeros for a hole). */
-static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *out)
+static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *out, int crypt)
 {
 	if (ubifs_wcache_block(fs, inum, block, out))
 		return 0; /* dirty in the write-back cache */
+	if (crypt) {
+		int e = ubifs_crypt_prepare(fs, inum);
+		if (e)
+			return e;
+	}
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_DATA_KEY, block);
 	struct ubifs_zbranch at;
 	int err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &at);
@@ -122,8 +127,20 @@ static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_
 	if (d.size == 0 || d.size > UBIFS_BLOCK_SIZE)
 		return util_err_set(&fs->err, -EINVAL, "data node of inode %llu block %u at LEB %u:%u: bad size %u",
 				    (unsigned long long)inum, block, at.lnum, at.offs, d.size);
+	uint32_t stored = d.data_len;
+	if (crypt) {
+		/* encrypted after compression, padded to 16 bytes: compr_size is the real length */
+		if (d.compr_size == 0 || d.compr_size > d.data_len)
+			return util_err_set(&fs->err, -EINVAL,
+					    "data node of inode %llu block %u at LEB %u:%u: bad compr_size %u (%u stored bytes)",
+					    (unsigned long long)inum, block, at.lnum, at.offs, d.compr_size, d.data_len);
+		err = ubifs_crypt_data(fs, inum, block, (uint8_t *)d.data, d.data_len);
+		if (err)
+			return err;
+		stored = d.compr_size;
+	}
 	size_t out_len = UBIFS_BLOCK_SIZE;
-	err = ubifs_decompress(fs, d.data, d.data_len, out, &out_len, d.compr_type);
+	err = ubifs_decompress(fs, d.data, stored, out, &out_len, d.compr_type);
 	if (err == -EOPNOTSUPP)
 		return util_err_set(&fs->err, err, "data node of inode %llu block %u: compressor %s not built in",
 				    (unsigned long long)inum, block, ubifs_compr_name(d.compr_type));
@@ -143,8 +160,8 @@ ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void
 		return -EISDIR;
 	if (!S_ISREG(ino->mode))
 		return -EINVAL;
-	if (ino->flags & UBIFS_CRYPT_FL)
-		return util_err_set(&fs->err, -EOPNOTSUPP, "inode %llu is encrypted (fscrypt): not supported",
+	if ((ino->flags & UBIFS_CRYPT_FL) && !fs->fscrypt_key_len && ino->size)
+		return util_err_set(&fs->err, -ENOKEY, "inode %llu is encrypted (fscrypt) and no key was given",
 				    (unsigned long long)ino->inum);
 	if (off >= ino->size)
 		return 0;
@@ -159,7 +176,7 @@ ssize_t ubifs_read_data(struct ubifs_fs *fs, const struct ubifs_inode *ino, void
 		uint64_t pos = off + done;
 		uint32_t b = (uint32_t)(pos >> UBIFS_BLOCK_SHIFT);
 		uint32_t in = (uint32_t)(pos & (UBIFS_BLOCK_SIZE - 1));
-		int err = read_block(fs, ino->inum, b, block);
+		int err = read_block(fs, ino->inum, b, block, !!(ino->flags & UBIFS_CRYPT_FL));
 		if (err)
 			return err;
 		size_t n = UBIFS_BLOCK_SIZE - in;

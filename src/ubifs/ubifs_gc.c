@@ -22,6 +22,7 @@
 #include "ubifs/ubifs_gc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,6 +473,46 @@ int ubifs_garbage_collect(struct ubifs_fs *fs, int anyway)
 		return err;
 	}
 	return ret;
+}
+
+int ubifs_gc_recovery_collect(struct ubifs_fs *fs)
+{
+	struct ubifs_gc *gc = gc_of(fs);
+	struct ubifs_wbuf *w = gc_head(fs);
+	if (!gc || !w || w->lnum < 0)
+		return -ENOSPC;
+	uint32_t used = w->offs + w->used;
+	if (used >= fs->leb_size)
+		return -ENOSPC;
+	/* a non-index LEB whose live nodes fit in the rest of the GC bud */
+	struct ubifs_lprops lp;
+	int err = ubifs_lpt_find_dirty(fs->lpt, used, 2, &lp);
+	if (err)
+		return err;
+	/* the commit first: a later mount then sees the orphan killing and
+	 * the size fixes before the GC, in that order (kernel comment) */
+	err = ubifs_commit(fs);
+	if (!err) {
+		fs->gc_lnum = GC_NO_LNUM;
+		err = collect_leb(fs, &lp);
+	}
+	if (err >= 0) {
+		int e = ubifs_wbuf_sync(w);
+		if (e)
+			err = e;
+	}
+	if (err < 0) {
+		if (err == -EAGAIN)
+			err = -EINVAL;
+		char was[UTIL_ERR_MSG_MAX];
+		snprintf(was, sizeof(was), "%s", fs->err.msg);
+		return util_err_set(&fs->err, err, "recovery: GC of LEB %u into the GC head failed: %s (%.200s)",
+				    lp.lnum, strerror(-err), was);
+	}
+	if (err != LEB_RETAINED || fs->gc_lnum != lp.lnum)
+		return util_err_set(&fs->err, -EINVAL, "recovery: GC of LEB %u did not keep it as the GC LEB",
+				    lp.lnum);
+	return ubifs_leb_unmap(fs, fs->gc_lnum);
 }
 
 int ubifs_gc_make_free(struct ubifs_fs *fs, uint32_t *lnum, uint32_t *offs, int *nospc)

@@ -31,6 +31,14 @@ void ubifs_gc_close(struct ubifs_gc *gc);
  * empty or freeable LEBs exist (do not just hand those out). */
 int ubifs_garbage_collect(struct ubifs_fs *fs, int anyway);
 
+/* Recovery (kernel ubifs_rcvry_gc_commit, GC branch): when the GC head
+ * has a bud with room after the replay, a non-index LEB whose live nodes
+ * fit there is found, a commit runs, the LEB is collected into the GC head
+ * and becomes the GC LEB (fs->gc_lnum, unmapped). -ENOSPC: the GC head has
+ * no bud or no LEB fits (take an empty LEB instead); another error with a
+ * message. */
+int ubifs_gc_recovery_collect(struct ubifs_fs *fs);
+
 /* The journal's hook (kernel reserve_space + make_reservation on -ENOSPC):
  * a free LEB for a head in *lnum (offset *offs), or -EAGAIN (commit, then
  * retry: also twice for a -ENOSPC from GC, as the kernel retries after a

@@ -175,6 +175,108 @@ int ubifs_log_add_bud(struct ubifs_log *log, int jhead, uint32_t lnum, uint32_t 
 	return add_bud(log, lnum, offs, jhead);
 }
 
+/* kernel add_node (log.c): a node copied into the consolidated log; when
+ * it does not fit, the LEB so far is padded and replaced atomically. */
+static int consolidate_add(struct ubifs_log *log, uint8_t *buf, uint32_t *lnum, uint32_t *offs,
+			   const uint8_t *node, uint32_t len)
+{
+	struct ubifs_fs *fs = log->fs;
+	if (len > fs->leb_size - *offs) {
+		uint32_t sz = align_up(*offs, fs->min_io_size);
+		ubifs_pad_pack(buf + *offs, sz - *offs);
+		int err = ubifs_leb_change(fs, *lnum, buf, sz);
+		if (err)
+			return err;
+		*lnum = next_log_lnum(fs, *lnum);
+		*offs = 0;
+	}
+	memcpy(buf + *offs, node, len);
+	*offs += ubifs_align8(len);
+	return 0;
+}
+
+static int seen_lnum(const uint32_t *v, size_t n, uint32_t lnum)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == lnum)
+			return 1;
+	return 0;
+}
+
+int ubifs_log_consolidate(struct ubifs_log *log)
+{
+	struct ubifs_fs *fs = log->fs;
+	uint8_t *buf = malloc(fs->leb_size);
+	uint32_t *done = NULL;
+	size_t ndone = 0, capdone = 0;
+	if (!buf)
+		return -ENOMEM;
+	uint32_t lnum = log->ltail_lnum, write_lnum = lnum, offs = 0;
+	int first = 1, err = 0;
+	for (;;) {
+		struct ubifs_sleb sleb;
+		err = ubifs_scan(fs, lnum, 0, &sleb);
+		if (err)
+			break;
+		for (uint32_t i = 0; i < sleb.nodes_cnt && !err; i++) {
+			const struct ubifs_snode *sn = &sleb.nodes[i];
+			const uint8_t *node = sleb.buf + sn->offs;
+			if (sn->type == UBIFS_REF_NODE) {
+				/* only the first reference to a bud LEB: it has the
+				 * lowest start, which covers the later ones */
+				struct ubifs_ref_node ref;
+				ubifs_ref_unpack(node, &ref);
+				if (seen_lnum(done, ndone, ref.lnum))
+					continue;
+				if (ndone == capdone) {
+					size_t c = capdone ? capdone * 2 : 32;
+					uint32_t *nv = realloc(done, c * sizeof(*nv));
+					if (!nv) {
+						err = -ENOMEM;
+						break;
+					}
+					done = nv;
+					capdone = c;
+				}
+				done[ndone++] = ref.lnum;
+				err = consolidate_add(log, buf, &write_lnum, &offs, node, sn->len);
+			} else if (sn->type == UBIFS_CS_NODE && first) {
+				first = 0;
+				err = consolidate_add(log, buf, &write_lnum, &offs, node, sn->len);
+			}
+		}
+		ubifs_sleb_free(&sleb);
+		if (err || lnum == log->lhead_lnum)
+			break;
+		lnum = next_log_lnum(fs, lnum);
+	}
+	free(done);
+	if (!err && offs) {
+		uint32_t sz = align_up(offs, fs->min_io_size);
+		ubifs_pad_pack(buf + offs, sz - offs);
+		err = ubifs_leb_change(fs, write_lnum, buf, sz);
+		offs = sz;
+	}
+	free(buf);
+	if (err)
+		return err;
+	if (write_lnum == log->lhead_lnum)
+		return util_err_set(&fs->err, -EINVAL,
+				    "log: too full to mount read-write even after consolidation (LEBs %u..%u)",
+				    log->ltail_lnum, log->lhead_lnum);
+	/* the LEBs after the new head up to the old head hold nothing needed */
+	lnum = write_lnum;
+	do {
+		lnum = next_log_lnum(fs, lnum);
+		err = ubifs_leb_unmap(fs, lnum);
+		if (err)
+			return err;
+	} while (lnum != log->lhead_lnum);
+	log->lhead_lnum = write_lnum;
+	log->lhead_offs = offs;
+	return 0;
+}
+
 int ubifs_log_start_commit(struct ubifs_log *log, uint64_t cmt_no, const struct ubifs_log_head_pos *heads,
 			   uint32_t nheads, uint32_t *ltail)
 {

@@ -20,6 +20,13 @@ int ubifs_log_replayed_bud(struct ubifs_log *log, uint32_t lnum, uint32_t start,
 /* Write a reference node for a new bud lnum:offs of head jhead and add it
  * to the buds. -EAGAIN: the log or the journal is full, commit first. */
 int ubifs_log_add_bud(struct ubifs_log *log, int jhead, uint32_t lnum, uint32_t offs);
+/* kernel ubifs_consolidate_log, run at a read-write mount when the log
+ * LEB after the head is the tail: the log from the tail to the head is
+ * rewritten with only the first commit-start node and the first reference
+ * to each bud LEB, packed 8-aligned from the tail LEB on; the LEBs after the
+ * new head up to the old one are unmapped. -EINVAL (message set) when it
+ * does not shrink. */
+int ubifs_log_consolidate(struct ubifs_log *log);
 /* journal head owning bud lnum, or -1 */
 int ubifs_log_bud_head(const struct ubifs_log *log, uint32_t lnum);
 /* the journal is full enough that the kernel would start a background commit */

@@ -614,10 +614,9 @@ void ubifs_lpt_stats(const struct ubifs_lpt *lpt, struct ubifs_lp_stats *out)
 	*out = lpt->lst;
 }
 
-void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t idx_gc_cnt)
+int32_t ubifs_lpt_idx_gc_cnt(const struct ubifs_lpt *lpt)
 {
-	lpt->min_idx_lebs = min_idx_lebs;
-	lpt->idx_gc_cnt = idx_gc_cnt;
+	return lpt->idx_gc_cnt;
 }
 
 void ubifs_lpt_set_min_idx_lebs(struct ubifs_lpt *lpt, uint32_t min_idx_lebs)

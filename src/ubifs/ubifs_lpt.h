@@ -17,8 +17,10 @@
  *
  * Changes to this contract since it was first committed (branch h-lpt):
  * - UBIFS_LPT_NC: "no change" for a field of ubifs_lpt_set (kernel LPROPS_NC).
- * - ubifs_lpt_set_reserve: the finders need budgeting's min_idx_lebs and the
- *   GC's idx_gc count, as the kernel's find.c reads them from c->bi / c.
+ * - ubifs_lpt_set_min_idx_lebs: the finders need budgeting's min_idx_lebs,
+ *   as the kernel's find.c reads it from c->bi. The idx_gc count is the
+ *   LPT's own (ubifs_lpt_idx_gc_cnt; budgeting reads it, GC changes it):
+ *   budgeting no longer sets it (it used to reset GC's count to 0).
  * - ubifs_lpt_find_free / _find_for_index unmap the LEB they return when it
  *   is to be written from offset 0, as the kernel's find.c does.
  * - ubifs_lpt_find_frdi_idx, ubifs_lpt_freeable_cnt (GC, budgeting).
@@ -94,15 +96,16 @@ int ubifs_lpt_find_for_index(struct ubifs_lpt *lpt, uint32_t *lnum_out);
  * ubifs_find_dirty_leb; pick_free allows a free LEB). Marks it TAKEN. */
 int ubifs_lpt_find_dirty(struct ubifs_lpt *lpt, uint32_t min_space, int pick_free, struct ubifs_lprops *out);
 
-/* What the finders must leave for the index (kernel c->bi.min_idx_lebs,
- * from budgeting) and the count of index LEBs GC holds for reuse after the
- * commit (kernel c->idx_gc_cnt). Both 0 until set. */
-void ubifs_lpt_set_reserve(struct ubifs_lpt *lpt, uint32_t min_idx_lebs, int32_t idx_gc_cnt);
+/* The LPT owns the count of index LEBs GC holds for reuse after the
+ * commit (kernel c->idx_gc_cnt, which the finders and budgeting's
+ * available-space rule read); GC alone changes it (below). */
+int32_t ubifs_lpt_idx_gc_cnt(const struct ubifs_lpt *lpt);
 /* GC: one index LEB more (+1) or less (-1) held for reuse after the commit
  * (kernel ubifs_change_one_lp's idx_gc_cnt argument); budgeting's
  * min_idx_lebs is left as it is. */
 void ubifs_lpt_add_idx_gc(struct ubifs_lpt *lpt, int32_t delta);
-/* budgeting's min_idx_lebs alone (idx_gc_cnt left as GC keeps it) */
+/* What the finders must leave for the index (kernel c->bi.min_idx_lebs,
+ * from budgeting); 0 until set. */
 void ubifs_lpt_set_min_idx_lebs(struct ubifs_lpt *lpt, uint32_t min_idx_lebs);
 /* LEBs that are free + dirty == leb_size, not index, not taken */
 uint32_t ubifs_lpt_freeable_cnt(const struct ubifs_lpt *lpt);

@@ -58,7 +58,7 @@ static int validate_master(struct ubifs_fs *fs)
 	uint64_t main_sz = (uint64_t)fs->main_lebs * fs->leb_size;
 	const char *what = NULL;
 	struct ubifs_len_range r;
-	ubifs_node_len_range(UBIFS_IDX_NODE, fs->fanout, fs->leb_size, &r);
+	ubifs_idx_len_range(fs->fanout, fs->hash_len, fs->leb_size, &r);
 	if (m->sqnum >= UBIFS_SQNUM_WATERMARK)
 		what = "sqnum beyond the watermark (file system end of life)";
 	else if (m->cmt_no >= m->sqnum)

@@ -116,6 +116,36 @@ void ubifs_node_len_range(unsigned type, uint32_t fanout, uint32_t leb_size, str
 	}
 }
 
+void ubifs_idx_len_range(uint32_t fanout, uint32_t hash_len, uint32_t leb_size, struct ubifs_len_range *r)
+{
+	r->min = UBIFS_IDX_NODE_SZ + UBIFS_BRANCH_SZ + hash_len;
+	r->max = fanout ? UBIFS_IDX_NODE_SZ + fanout * (UBIFS_BRANCH_SZ + hash_len) : leb_size;
+}
+
+uint32_t ubifs_auth_hash_len(unsigned hash_algo)
+{
+	switch (hash_algo) {
+	case 2: return 20; /* HASH_ALGO_SHA1 */
+	case 4: return 32; /* HASH_ALGO_SHA256 */
+	case 5: return 48; /* HASH_ALGO_SHA384 */
+	case 6: return 64; /* HASH_ALGO_SHA512 */
+	case 7: return 28; /* HASH_ALGO_SHA224 */
+	default: return 0;
+	}
+}
+
+const char *ubifs_auth_hash_name(unsigned hash_algo)
+{
+	switch (hash_algo) {
+	case 2: return "sha1";
+	case 4: return "sha256";
+	case 5: return "sha384";
+	case 6: return "sha512";
+	case 7: return "sha224";
+	default: return NULL;
+	}
+}
+
 enum ubifs_chk ubifs_check_node(const uint8_t *buf, size_t avail, uint32_t offs, uint32_t leb_size, uint32_t fanout)
 {
 	if (avail < UBIFS_CH_SZ)
@@ -174,6 +204,9 @@ void ubifs_sb_unpack(const uint8_t *n, struct ubifs_sb_node *sb)
 	sb->time_gran = get_le32(n + 104);
 	memcpy(sb->uuid, n + 108, 16);
 	sb->ro_compat_version = get_le32(n + 124);
+	memcpy(sb->hmac, n + 128, UBIFS_MAX_HMAC_LEN);
+	memcpy(sb->hmac_wkm, n + 192, UBIFS_MAX_HMAC_LEN);
+	memcpy(sb->hash_mst, n + 258, UBIFS_MAX_HASH_LEN);
 	sb->hash_algo = get_le16(n + 256);
 }
 
@@ -209,6 +242,9 @@ void ubifs_mst_unpack(const uint8_t *n, struct ubifs_mst_node *m)
 	m->empty_lebs = get_le32(n + 156);
 	m->idx_lebs = get_le32(n + 160);
 	m->leb_cnt = get_le32(n + 164);
+	memcpy(m->hash_root_idx, n + 168, UBIFS_MAX_HASH_LEN);
+	memcpy(m->hash_lpt, n + 232, UBIFS_MAX_HASH_LEN);
+	memcpy(m->hmac, n + 296, UBIFS_MAX_HMAC_LEN);
 }
 
 void ubifs_ino_unpack(const uint8_t *n, struct ubifs_ino_node *ino)
@@ -297,12 +333,20 @@ void ubifs_idx_unpack(const uint8_t *n, struct ubifs_idx_node *idx)
 {
 	idx->child_cnt = get_le16(n + 24);
 	idx->level = get_le16(n + 26);
+	idx->branch_sz = UBIFS_BRANCH_SZ;
 	idx->branches = n + UBIFS_IDX_NODE_SZ;
+}
+
+void ubifs_idx_unpack_hash(const uint8_t *n, uint32_t hash_len, struct ubifs_idx_node *idx)
+{
+	ubifs_idx_unpack(n, idx);
+	idx->branch_sz = UBIFS_BRANCH_SZ + hash_len;
 }
 
 void ubifs_idx_branch(const struct ubifs_idx_node *idx, unsigned i, struct ubifs_branch *br)
 {
-	const uint8_t *b = idx->branches + (size_t)i * UBIFS_BRANCH_SZ;
+	const uint8_t *b = idx->branches + (size_t)i * idx->branch_sz;
+	br->hash = idx->branch_sz > UBIFS_BRANCH_SZ ? b + UBIFS_BRANCH_SZ : NULL;
 	br->lnum = get_le32(b);
 	br->offs = get_le32(b + 4);
 	br->len = get_le32(b + 8);

@@ -54,6 +54,8 @@
 #define UBIFS_REF_NODE_SZ 64
 #define UBIFS_IDX_NODE_SZ 28
 #define UBIFS_BRANCH_SZ 20
+#define UBIFS_MAX_HASH_LEN 64 /* authentication: hash and HMAC fields in the superblock and master node */
+#define UBIFS_MAX_HMAC_LEN 64
 #define UBIFS_CS_NODE_SZ 32
 #define UBIFS_ORPH_NODE_SZ 32
 #define UBIFS_MAX_NODE_SZ (UBIFS_INO_NODE_SZ + UBIFS_MAX_INO_DATA)
@@ -199,6 +201,12 @@ struct ubifs_len_range {
 	uint32_t min, max; /* equal when the length is fixed */
 };
 void ubifs_node_len_range(unsigned type, uint32_t fanout, uint32_t leb_size, struct ubifs_len_range *r);
+/* index node lengths when each branch carries a hash of hash_len bytes (authenticated) */
+void ubifs_idx_len_range(uint32_t fanout, uint32_t hash_len, uint32_t leb_size, struct ubifs_len_range *r);
+/* Length of the superblock's hash_algo (Linux hash_info.h numbering: sha1,
+ * sha224, sha256, sha384, sha512), 0 for one not supported; and its name. */
+uint32_t ubifs_auth_hash_len(unsigned hash_algo);
+const char *ubifs_auth_hash_name(unsigned hash_algo);
 
 enum ubifs_chk {
 	UBIFS_CHK_OK = 0,
@@ -225,11 +233,16 @@ struct ubifs_sb_node {
 	uint8_t uuid[16];
 	uint32_t ro_compat_version;
 	uint16_t hash_algo;
+	/* authentication (UBIFS_FLG_AUTHENTICATION): HMAC of this node, HMAC of
+	 * the well-known message "UBIFS", hash of the master node (mkfs images) */
+	uint8_t hmac[UBIFS_MAX_HMAC_LEN], hmac_wkm[UBIFS_MAX_HMAC_LEN], hash_mst[UBIFS_MAX_HASH_LEN];
 };
 void ubifs_sb_unpack(const uint8_t *node, struct ubifs_sb_node *sb);
 
 struct ubifs_mst_node {
 	uint64_t sqnum; /* from the common header */
+	/* authentication: hash of the root index node, of the LPT, HMAC of this node */
+	uint8_t hash_root_idx[UBIFS_MAX_HASH_LEN], hash_lpt[UBIFS_MAX_HASH_LEN], hmac[UBIFS_MAX_HMAC_LEN];
 	uint64_t highest_inum, cmt_no;
 	uint32_t flags, log_lnum, root_lnum, root_offs, root_len, gc_lnum, ihead_lnum, ihead_offs;
 	uint64_t index_size, total_free, total_dirty, total_used, total_dead, total_dark;
@@ -290,13 +303,17 @@ static inline uint64_t ubifs_cs_cmt_no(const uint8_t *node)
 
 struct ubifs_idx_node {
 	uint16_t child_cnt, level;
-	const uint8_t *branches; /* child_cnt × UBIFS_BRANCH_SZ bytes */
+	uint32_t branch_sz;      /* UBIFS_BRANCH_SZ, + the hash length when authenticated */
+	const uint8_t *branches; /* child_cnt × branch_sz bytes */
 };
 struct ubifs_branch {
 	uint32_t lnum, offs, len;
 	struct ubifs_key key;
+	const uint8_t *hash; /* the child's hash (authenticated file systems), else NULL */
 };
 void ubifs_idx_unpack(const uint8_t *node, struct ubifs_idx_node *idx);
+/* the same for an authenticated file system: each branch ends with a hash of hash_len bytes */
+void ubifs_idx_unpack_hash(const uint8_t *node, uint32_t hash_len, struct ubifs_idx_node *idx);
 void ubifs_idx_branch(const struct ubifs_idx_node *idx, unsigned i, struct ubifs_branch *br);
 
 /* orphan node: cmt_no (bit 63 = last of commit) and (len-32)/8 inode numbers */

@@ -43,6 +43,13 @@ struct ubifs_fs {
 	uint32_t log_first, log_last, lpt_first, lpt_last, orph_first, orph_last, main_first, main_lebs;
 	unsigned key_hash;
 	int double_hash;
+	/* fscrypt (ubifs_crypt.c): the master key given at mount, the last
+	 * per-file key derived, the last directory asked about */
+	uint8_t fscrypt_key[64], crypt_key[64];
+	size_t fscrypt_key_len;
+	uint64_t crypt_key_inum, crypt_dir_inum;
+	int crypt_dir_enc;
+	uint32_t hash_len; /* authenticated file system: length of the node hashes in index branches, else 0 */
 
 	/* state */
 	int need_recovery, no_orphs;
@@ -52,6 +59,7 @@ struct ubifs_fs {
 	uint32_t log_wraps, bud_rerefs; /* replay: log went past its last LEB; references to known buds */
 	uint64_t replayed_nodes;
 	uint32_t orphans_killed, recovered_lebs;
+	uint32_t log_consolidated, rcvry_gc_head; /* read-write mount: see ubifs_fs_info */
 
 	struct ubifs_size_fix *size_fix;
 	size_t size_fix_cnt, size_fix_cap;
@@ -98,6 +106,19 @@ int ubifs_read_node(struct ubifs_fs *fs, uint8_t *buf, unsigned type, uint32_t l
 int ubifs_is_empty(const uint8_t *buf, size_t len);
 /* ubifs_check_node, honouring the fuzzing-only skip_crc option */
 enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf, size_t avail, uint32_t offs);
+
+/* ---- fscrypt (ubifs_crypt.c) ---- */
+/* 1 if directory dir is encrypted, 0 if not, <0 error */
+int ubifs_crypt_dir_encrypted(struct ubifs_fs *fs, uint64_t dir);
+/* ent's raw (ciphertext) name replaced by the plain name (key given) or the kernel's no-key name */
+int ubifs_crypt_name(struct ubifs_fs *fs, uint64_t dir, struct ubifs_dirent *ent);
+/* derive (and keep) inode inum's file key: call before reading a data node
+ * into fs->nbuf, since deriving reads the encryption context through it */
+int ubifs_crypt_prepare(struct ubifs_fs *fs, uint64_t inum);
+/* decrypt one data node's payload in place (len: stored bytes, a multiple of 16); -ENOKEY without key */
+int ubifs_crypt_data(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_t *data, uint32_t len);
+/* the xattr value, including the hidden encryption context "c" */
+ssize_t ubifs_getxattr_raw(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size);
 
 /* ---- scanning (ubifs_scan.c) ---- */
 struct ubifs_snode {

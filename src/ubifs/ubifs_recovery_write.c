@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ubifs/ubifs_gc.h"
 #include "ubifs/ubifs_journal.h"
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
@@ -133,14 +134,28 @@ static int write_sizes(struct ubifs_fs *fs)
 
 int ubifs_rcvry_gc_commit(struct ubifs_fs *fs)
 {
-	/* The kernel GCs the dirtiest LEB into the GC head's LEB and keeps
-	 * that one as the GC LEB. We take an empty LEB; when none is left, a
-	 * commit first (its start unmaps the LEBs that are all free + dirty,
-	 * ubifs_gc_start_commit), then look again. GCing into the GC head
-	 * here is not done: with neither an empty nor a freeable LEB the mount
-	 * is refused with the message below. */
+	/* The kernel's order: with a GC bud that has room, the dirtiest LEB
+	 * that fits is collected into it after a commit and kept as the GC
+	 * LEB; the size fixes (written in place by the kernel, through the
+	 * journal here) follow and are made part of the index by another
+	 * commit. */
+	int err = ubifs_gc_recovery_collect(fs);
+	if (err != -ENOSPC) {
+		if (err)
+			return err;
+		fs->rcvry_gc_head++;
+		if (!fs->size_fix_cnt)
+			return 0;
+		err = write_sizes(fs);
+		return err ? err : ubifs_commit(fs);
+	}
+	util_err_clear(&fs->err);
+	/* Otherwise an empty LEB (kernel grab_empty_leb), looked for before
+	 * the commit, which could take the only one for the index. When none
+	 * is left here, a commit first (its start unmaps the LEBs that are
+	 * all free + dirty, ubifs_gc_start_commit), then look again. */
 	uint32_t lnum;
-	int err = ubifs_lpt_find_for_index(fs->lpt, &lnum);
+	err = ubifs_lpt_find_for_index(fs->lpt, &lnum);
 	if (err == -ENOSPC) {
 		err = ubifs_commit(fs);
 		if (!err)
@@ -148,8 +163,8 @@ int ubifs_rcvry_gc_commit(struct ubifs_fs *fs)
 	}
 	if (err == -ENOSPC)
 		return util_err_set(&fs->err, -ENOSPC,
-				    "recovery: no empty or freeable LEB for garbage collection after a commit; "
-				    "mount read-only");
+				    "recovery: no empty or freeable LEB for garbage collection after a commit, and no "
+				    "GC bud to collect into; mount read-only");
 	if (err)
 		return err;
 	/* taken, not index (it was found as an index LEB) */

@@ -72,8 +72,16 @@ static int validate_sb(const struct ubifs_sb_node *sb, uint32_t min_io, uint32_t
 		return util_err_set(e, -EINVAL, "%s: unsupported key format %u", p, sb->key_fmt);
 	if (sb->flags & ~(uint32_t)UBIFS_FLG_MASK)
 		return util_err_set(e, -EINVAL, "%s: unknown feature flags 0x%x", p, sb->flags & ~(uint32_t)UBIFS_FLG_MASK);
-	if (sb->flags & UBIFS_FLG_AUTHENTICATION)
-		return util_err_set(e, -EOPNOTSUPP, "%s: authenticated UBIFS needs a key, not supported", p);
+	if (sb->flags & UBIFS_FLG_AUTHENTICATION) {
+		if (!ubifs_auth_hash_len(sb->hash_algo))
+			return util_err_set(e, -EINVAL, "%s: authenticated UBIFS with an unknown hash algorithm %u", p,
+					    sb->hash_algo);
+		if (!read_only)
+			return util_err_set(e, -EROFS,
+					    "%s: authenticated UBIFS: writing would need the HMAC key and is not supported; "
+					    "mount it read-only",
+					    p);
+	}
 	if (sb->min_io_size != min_io)
 		return util_err_set(e, -EINVAL, "%s: min. I/O unit mismatch: %u in superblock, %u real", p,
 				    sb->min_io_size, min_io);
@@ -107,7 +115,9 @@ static int validate_sb(const struct ubifs_sb_node *sb, uint32_t min_io, uint32_t
 				    (unsigned long long)sb->max_bud_bytes, (unsigned long long)main_bytes);
 	if (jheads != UBIFS_NONDATA_JHEADS + 1)
 		return util_err_set(e, -EINVAL, "%s: bad journal head count %u", p, sb->jhead_cnt);
-	if (sb->fanout < UBIFS_MIN_FANOUT || (uint64_t)UBIFS_IDX_NODE_SZ + (uint64_t)sb->fanout * UBIFS_BRANCH_SZ > leb_size)
+	uint32_t hlen = (sb->flags & UBIFS_FLG_AUTHENTICATION) ? ubifs_auth_hash_len(sb->hash_algo) : 0;
+	if (sb->fanout < UBIFS_MIN_FANOUT ||
+	    (uint64_t)UBIFS_IDX_NODE_SZ + (uint64_t)sb->fanout * (UBIFS_BRANCH_SZ + hlen) > leb_size)
 		return util_err_set(e, -EINVAL, "%s: bad fanout %u", p, sb->fanout);
 	if ((int32_t)sb->lsave_cnt < 0 ||
 	    (sb->lsave_cnt > UBIFS_DEFAULT_LSAVE_CNT && (uint64_t)sb->lsave_cnt + fixed > sb->max_leb_cnt))
@@ -170,6 +180,7 @@ int ubifs_sb_read_check(struct ubifs_fs *fs)
 	fs->jhead_cnt = sb->jhead_cnt + UBIFS_NONDATA_JHEADS;
 	fs->key_hash = sb->key_hash;
 	fs->double_hash = !!(sb->flags & UBIFS_FLG_DOUBLE_HASH);
+	fs->hash_len = (sb->flags & UBIFS_FLG_AUTHENTICATION) ? ubifs_auth_hash_len(sb->hash_algo) : 0;
 	fs->log_first = UBIFS_LOG_LNUM;
 	fs->log_last = UBIFS_LOG_LNUM + sb->log_lebs - 1;
 	fs->lpt_first = fs->log_last + 1;

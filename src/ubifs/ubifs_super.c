@@ -106,10 +106,13 @@ static int rw_finish(struct ubifs_fs *fs)
 	uint32_t lhead, lhead_offs, ltail;
 	ubifs_log_positions(fs->log, &lhead, &lhead_offs, &ltail);
 	uint32_t next = lhead + 1 > fs->log_last ? fs->log_first : lhead + 1;
-	if (next == ltail)
-		return util_err_set(&fs->err, -EOPNOTSUPP,
-				    "mount: the log is full (consolidating it is not implemented yet); mount read-only");
-	int err = ubifs_orph_open(fs, &fs->orph);
+	int err = 0;
+	if (next == ltail) { /* kernel mount_ubifs: the log is full */
+		err = ubifs_log_consolidate(fs->log);
+		fs->log_consolidated++;
+	}
+	if (!err)
+		err = ubifs_orph_open(fs, &fs->orph);
 	if (err)
 		return err;
 	/* after an unclean unmount: a GC LEB taken anew and a commit, which makes
@@ -150,6 +153,11 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	fs->vol = vol;
 	fs->read_only = read_only;
 	fs->skip_crc = opts ? opts->unsafe_skip_crc : 0;
+	if (opts && opts->fscrypt_key && opts->fscrypt_key_len) {
+		fs->fscrypt_key_len = opts->fscrypt_key_len > sizeof(fs->fscrypt_key) ? sizeof(fs->fscrypt_key)
+											 : opts->fscrypt_key_len;
+		memcpy(fs->fscrypt_key, opts->fscrypt_key, fs->fscrypt_key_len);
+	}
 	size_t limit = opts && opts->tnc_cache_bytes ? opts->tnc_cache_bytes : UBIFS_DEFAULT_TNC_CACHE;
 	int err = ubifs_sb_read_check(fs);
 	if (err)
@@ -187,6 +195,10 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	err = ubifs_replay_journal(fs);
 	if (err)
 		goto fail;
+	/* kernel mount_ubifs: min_idx_lebs right after the replay, so that the
+	 * LEB finders of the recovery (its GC and commit) keep the index's
+	 * reserve; again below once the mount's own writes are done */
+	ubifs_budget_mounted(fs);
 	if (!read_only)
 		ubifs_log_set_head(fs->log, fs->lhead_lnum, fs->lhead_offs);
 	err = ubifs_mount_orphans(fs);
@@ -208,7 +220,7 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		if (err)
 			goto fail;
 	}
-	ubifs_budget_mounted(fs); /* kernel: min_idx_lebs after the replay */
+	ubifs_budget_mounted(fs); /* after the recovery's commit and the fixup */
 	struct ubifs_inode *root = malloc(sizeof(*root));
 	if (!root) {
 		err = -ENOMEM;
@@ -309,6 +321,8 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->lhead_offs = fs->lhead_offs;
 	o->orphans_killed = fs->orphans_killed;
 	o->recovered_lebs = fs->recovered_lebs;
+	o->log_consolidated = fs->log_consolidated;
+	o->rcvry_gc_head = fs->rcvry_gc_head;
 	o->tnc_cache_bytes = fs->tnc.limit;
 	o->tnc_cached_bytes = fs->tnc.bytes;
 	o->tnc_clean_bytes = fs->tnc.clean_bytes;

@@ -97,7 +97,7 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 		      uint32_t len, struct ubifs_znode **out)
 {
 	struct ubifs_len_range r;
-	ubifs_node_len_range(UBIFS_IDX_NODE, fs->fanout, fs->leb_size, &r);
+	ubifs_idx_len_range(fs->fanout, fs->hash_len, fs->leb_size, &r);
 	if (lnum < fs->main_first || lnum >= fs->leb_cnt || (offs & 7) || (uint64_t)offs + len > fs->leb_size ||
 	    len < r.min || len > r.max)
 		return util_err_set(&fs->err, -EINVAL, "index: bad %s position LEB %u:%u len %u (main area %u..%u)",
@@ -111,9 +111,9 @@ static int load_znode(struct ubifs_fs *fs, struct ubifs_znode *parent, uint32_t 
 		return err;
 	}
 	struct ubifs_idx_node idx;
-	ubifs_idx_unpack(buf, &idx);
+	ubifs_idx_unpack_hash(buf, fs->hash_len, &idx);
 	if (idx.child_cnt == 0 || idx.child_cnt > fs->fanout ||
-	    UBIFS_IDX_NODE_SZ + (uint32_t)idx.child_cnt * UBIFS_BRANCH_SZ > len || idx.level > UBIFS_MAX_LEVELS) {
+	    UBIFS_IDX_NODE_SZ + (uint32_t)idx.child_cnt * idx.branch_sz > len || idx.level > UBIFS_MAX_LEVELS) {
 		free(buf);
 		return util_err_set(&fs->err, -EINVAL,
 				    "index node at LEB %u:%u: %u branches, level %u (fanout %u, length %u)", lnum, offs,
@@ -221,16 +221,27 @@ void ubifs_tnc_destroy(struct ubifs_fs *fs)
 }
 
 /* remember that the committed index has a node at lnum:offs */
+/* room for extra more entries of the old-index list */
+static int old_idx_reserve(struct ubifs_tnc *t, size_t extra)
+{
+	if (t->old_cnt + extra <= t->old_cap)
+		return 0;
+	size_t c = t->old_cap ? t->old_cap * 2 : 64;
+	while (c < t->old_cnt + extra)
+		c *= 2;
+	uint64_t *n = realloc(t->old_idx, c * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->old_idx = n;
+	t->old_cap = c;
+	return 0;
+}
+
 static int old_idx_add(struct ubifs_tnc *t, uint32_t lnum, uint32_t offs)
 {
-	if (t->old_cnt == t->old_cap) {
-		size_t c = t->old_cap ? t->old_cap * 2 : 64;
-		uint64_t *n = realloc(t->old_idx, c * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->old_idx = n;
-		t->old_cap = c;
-	}
+	int err = old_idx_reserve(t, 1);
+	if (err)
+		return err;
 	t->old_idx[t->old_cnt++] = (uint64_t)lnum << 32 | offs;
 	t->old_sorted = 0;
 	return 0;
@@ -540,6 +551,15 @@ static struct ubifs_znode *znode_relocate(struct ubifs_fs *fs, struct ubifs_znod
  * a future commit writes). */
 static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z)
 {
+	/* the old-index entries first: an allocation failure leaves nothing
+	 * half changed and the caller answers -ENOMEM */
+	if (ubifs_lprops_tracked(fs)) {
+		size_t n = 0;
+		for (struct ubifs_znode *cur = z; cur && !cur->dirty; cur = cur->parent)
+			n += cur->len != 0;
+		if (old_idx_reserve(&fs->tnc, n))
+			return NULL;
+	}
 	for (struct ubifs_znode *cur = z; cur; cur = cur->parent) {
 		if (cur->dirty)
 			break; /* its ancestors are dirty already */
@@ -548,7 +568,7 @@ static struct ubifs_znode *dirty_path(struct ubifs_fs *fs, struct ubifs_znode *z
 		/* read-write: the on-flash copy is now old index, its space dirt
 		 * (kernel add_idx_dirt) */
 		if (ubifs_lprops_tracked(fs) && cur->len) {
-			if (old_idx_add(&fs->tnc, cur->lnum, cur->offs))
+			if (old_idx_add(&fs->tnc, cur->lnum, cur->offs)) /* reserved above: cannot fail */
 				fs->ro_error = 1; /* the in-the-gaps commit could overwrite it */
 			fs->tnc.idx_size -= ubifs_align8(cur->len);
 			if (ubifs_lpt_add_dirt(fs->lpt, cur->lnum, cur->len))

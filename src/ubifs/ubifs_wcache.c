@@ -22,6 +22,7 @@ struct wc_page {
 struct wc_ino {
 	uint64_t inum;
 	uint64_t size; /* the file size now (kernel i_size) */
+	uint64_t synced_size; /* the size the journal has (kernel synced_i_size) */
 	int times;     /* mtime/ctime below are newer than the flash's */
 	int64_t mtime_sec, ctime_sec;
 	uint32_t mtime_nsec, ctime_nsec;
@@ -145,6 +146,21 @@ static int flush_rec(struct ubifs_fs *fs, struct wc_ino *r)
 		free(ui);
 		return 0;
 	}
+	/* Data beyond the size the journal has: the inode with the new size
+	 * goes first (kernel ubifs_writepage). Otherwise a commit that the
+	 * data's journal space starts would put data beyond the stored size
+	 * into the index, and a power cut before the inode's write would leave
+	 * it there, out of the recovery's reach (found by `ubikit torture`). */
+	int beyond = 0;
+	for (uint32_t k = 0; k < r->cnt && !beyond; k++) {
+		uint64_t b = (uint64_t)r->pages[k]->block << UBIFS_BLOCK_SHIFT;
+		beyond = b < r->size && b + UBIFS_BLOCK_SIZE > r->synced_size;
+	}
+	if (!err && beyond) {
+		err = ubifs_jnl_write_inode(fs, ui);
+		if (!err)
+			r->synced_size = r->size;
+	}
 	uint32_t i = 0;
 	for (; !err && i < r->cnt; i++) {
 		struct wc_page *p = r->pages[i];
@@ -244,6 +260,7 @@ void ubifs_wcache_truncate(struct ubifs_fs *fs, uint64_t inum, uint64_t size)
 	}
 	r->cnt = keep;
 	r->size = size;
+	r->synced_size = size; /* the truncation journals the inode with it */
 }
 
 void ubifs_wcache_drop_deleted(struct ubifs_fs *fs, uint64_t inum)
@@ -328,6 +345,7 @@ static int new_page(struct ubifs_fs *fs, struct ubifs_inode *cur, uint32_t b, in
 		}
 		r->inum = cur->inum;
 		r->size = cur->size;
+		r->synced_size = cur->size;
 		r->req = ir;
 		r->next = wc->head;
 		wc->head = r;

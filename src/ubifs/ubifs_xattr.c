@@ -46,13 +46,13 @@ ssize_t ubifs_listxattr(struct ubifs_fs *fs, uint64_t inum, char *buf, size_t si
 	return (ssize_t)total;
 }
 
-ssize_t ubifs_getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size)
+static ssize_t getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size, int raw)
 {
 	ubifs_tnc_shrink(fs);
 	size_t nlen = strlen(name);
 	if (nlen == 0 || nlen > UBIFS_MAX_NLEN)
 		return nlen ? -ERANGE : -ENODATA;
-	if (inum == 0 || inum > UBIFS_MAX_INUM || !visible(name, nlen))
+	if (inum == 0 || inum > UBIFS_MAX_INUM || (!raw && !visible(name, nlen)))
 		return -ENODATA;
 	struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_XENT_KEY, ubifs_name_hash(fs->key_hash, name, nlen));
 	uint32_t len;
@@ -85,4 +85,14 @@ ssize_t ubifs_getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, voi
 	}
 	free(xi);
 	return ret;
+}
+
+ssize_t ubifs_getxattr(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size)
+{
+	return getxattr(fs, inum, name, buf, size, 0);
+}
+
+ssize_t ubifs_getxattr_raw(struct ubifs_fs *fs, uint64_t inum, const char *name, void *buf, size_t size)
+{
+	return getxattr(fs, inum, name, buf, size, 1);
 }

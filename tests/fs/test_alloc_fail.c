@@ -1276,12 +1276,11 @@ static void t_fs_changes(void **s)
 			fs_workload(&u);
 			if (!af_failed())
 				fail_msg("allocation %ld was never reached", at[j]);
-			/* -EROFS: the failure hit an index change inside a commit
-			 * (sync), after which the file system is read-only, as the
-			 * kernel's ubifs_ro_mode makes it; the commit then reports
-			 * EROFS, not the ENOMEM behind it (known, docs/coverage.md).
-			 * The state is still judged below. */
-			if (u.err && u.err != -ENOMEM && u.err != -EROFS)
+			/* the call that hit the failure reports -ENOMEM, also when
+			 * it happened inside a commit that left the file system
+			 * read-only (the kernel's ubifs_ro_mode): not the -EROFS
+			 * that later calls get */
+			if (u.err && u.err != -ENOMEM)
 				fail_msg("allocation %ld (call site %#lx) failed: step %d (%s) returned %d, expected -ENOMEM",
 					 at[j], (unsigned long)af_failed_ra(), u.step, u.what, u.err);
 			u.err ? nomem++ : absorbed++;

@@ -10,7 +10,13 @@
  * writing EROFS; open of a directory EISDIR; opendir of a file ENOTDIR;
  * readlink of a non-symlink EINVAL; a missing xattr ENODATA; a buffer too
  * small ERANGE; size 0 asks for the size) and the source tree's contents;
- * ubifs_fuse.sh checks a real mount. */
+ * ubifs_fuse.sh checks a real mount. The changing operations run on a
+ * read-write mount of a fresh image (test_writes): each reply is what
+ * Linux answers for the same call (EEXIST, ENOTEMPTY, EPERM for a hard
+ * link to a directory, EINVAL for renameat2 flags it does not know,
+ * EOPNOTSUPP for POSIX ACLs, XATTR_CREATE/REPLACE errors), and the tree
+ * they leave is read back through the path API after a remount; on a
+ * read-only mount every change answers EROFS. */
 #define FUSE_USE_VERSION 35
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <ubikit/ubikit.h>
@@ -36,7 +44,7 @@
 #define WORK UBIKIT_BUILD_DIR "/fuse-replies"
 
 /* ---- the recorder: what the last request was answered ---- */
-enum kind { R_NONE, R_ERR, R_ENTRY, R_ATTR, R_READLINK, R_OPEN, R_BUF, R_STATFS, R_XATTR, R_NOREPLY };
+enum kind { R_NONE, R_ERR, R_ENTRY, R_ATTR, R_READLINK, R_OPEN, R_BUF, R_STATFS, R_XATTR, R_NOREPLY, R_CREATE, R_WRITE };
 static struct {
 	enum kind kind;
 	int err;
@@ -129,6 +137,27 @@ int fuse_reply_xattr(fuse_req_t req, size_t count)
 	rep.kind = R_XATTR;
 	rep.xsize = count;
 	return 0;
+}
+int fuse_reply_create(fuse_req_t req, const struct fuse_entry_param *e, const struct fuse_file_info *fi)
+{
+	(void)req;
+	rep.kind = R_CREATE;
+	rep.entry = *e;
+	rep.fi = *fi;
+	return 0;
+}
+int fuse_reply_write(fuse_req_t req, size_t count)
+{
+	(void)req;
+	rep.kind = R_WRITE;
+	rep.len = count;
+	return 0;
+}
+static struct fuse_ctx req_ctx = {.uid = 4321, .gid = 765};
+const struct fuse_ctx *fuse_req_ctx(fuse_req_t req)
+{
+	(void)req;
+	return &req_ctx;
 }
 /* Directory entries in our own packing: name NUL, ino (8), off (8),
  * mode (4); returns the size needed, writes only if it fits (as libfuse). */
@@ -533,6 +562,396 @@ static void test_xattrs(void **state)
 	run_body(xfs, body_xattrs);
 }
 
+/* ---- the changing side: a read-write mount of an empty image ---- */
+static struct ubikit_fs *wfs;
+static int flushes;
+
+static int count_flush(void *arg)
+{
+	(void)arg;
+	flushes++;
+	return 0;
+}
+
+static uint64_t entry_ino(void)
+{
+	if (rep.kind != R_ENTRY)
+		fail_msg("expected an entry, got reply kind %d err %d (%s)", rep.kind, rep.err, strerror(rep.err));
+	return rep.entry.ino;
+}
+
+static void expect_ok(void)
+{
+	if (rep.kind != R_ERR || rep.err != 0)
+		fail_msg("expected success, got reply kind %d err %d (%s)", rep.kind, rep.err, strerror(rep.err));
+}
+
+static void body_writes(void)
+{
+	struct fuse_file_info fi;
+	memset(&fi, 0, sizeof(fi));
+	/* mkdir, create: new inodes belong to the caller */
+	reset();
+	ops->mkdir(REQ, FUSE_ROOT_ID, "d", 0755);
+	uint64_t d = entry_ino();
+	assert_true(S_ISDIR(rep.entry.attr.st_mode));
+	assert_int_equal(rep.entry.attr.st_mode & 07777, 0755);
+	assert_int_equal(rep.entry.attr.st_uid, 4321);
+	assert_int_equal(rep.entry.attr.st_gid, 765);
+	reset();
+	ops->mkdir(REQ, FUSE_ROOT_ID, "d", 0755);
+	expect_err(EEXIST);
+	reset();
+	ops->mkdir(REQ, MISSING_INO, "x", 0755);
+	expect_err(ENOENT);
+	fi.flags = O_WRONLY | O_CREAT;
+	reset();
+	ops->create(REQ, d, "f", 0640, &fi);
+	assert_int_equal(rep.kind, R_CREATE);
+	uint64_t f = rep.entry.ino;
+	assert_true(S_ISREG(rep.entry.attr.st_mode));
+	assert_int_equal(rep.entry.attr.st_mode & 07777, 0640);
+	reset();
+	ops->create(REQ, d, "f", 0640, &fi);
+	expect_err(EEXIST);
+	/* write: bytes and offsets */
+	reset();
+	ops->write(REQ, f, "hello world", 11, 0, &fi);
+	assert_int_equal(rep.kind, R_WRITE);
+	assert_int_equal(rep.len, 11);
+	reset();
+	ops->write(REQ, f, "x", 1, -1, &fi);
+	expect_err(EINVAL);
+	reset();
+	ops->write(REQ, d, "x", 1, 0, &fi);
+	assert_int_equal(rep.kind, R_ERR);
+	assert_true(rep.err == EISDIR || rep.err == EINVAL || rep.err == EBADF);
+	reset();
+	ops->write(REQ, f, "END", 3, 20000, &fi);
+	assert_int_equal(rep.kind, R_WRITE);
+	assert_int_equal(rep.len, 3);
+	reset();
+	ops->read(REQ, f, 11, 0, &fi);
+	assert_int_equal(rep.kind, R_BUF);
+	assert_memory_equal(rep.buf, "hello world", 11);
+	reset();
+	ops->flush(REQ, f, &fi);
+	expect_ok();
+	reset();
+	ops->fsync(REQ, f, 0, &fi);
+	expect_ok();
+	assert_int_equal(flushes, 1);
+	/* setattr: size, mode, owner, times */
+	struct stat a;
+	memset(&a, 0, sizeof(a));
+	a.st_size = -1;
+	reset();
+	ops->setattr(REQ, f, &a, FUSE_SET_ATTR_SIZE, NULL);
+	expect_err(EINVAL);
+	a.st_size = 5;
+	a.st_mode = 0604;
+	a.st_uid = 11;
+	a.st_gid = 22;
+	a.st_atim.tv_sec = 1000000000;
+	a.st_atim.tv_nsec = 5;
+	a.st_mtim.tv_sec = 1100000000;
+	reset();
+	ops->setattr(REQ, f, &a,
+		     FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+			     FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME,
+		     NULL);
+	assert_int_equal(rep.kind, R_ATTR);
+	assert_int_equal(rep.attr.st_size, 5);
+	assert_int_equal(rep.attr.st_mode & 07777, 0604);
+	assert_int_equal(rep.attr.st_uid, 11);
+	assert_int_equal(rep.attr.st_gid, 22);
+	assert_int_equal(rep.attr.st_atim.tv_sec, 1000000000);
+	assert_int_equal(rep.attr.st_mtim.tv_sec, 1100000000);
+	time_t before = time(NULL);
+	reset();
+	ops->setattr(REQ, f, &a, FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW, NULL);
+	assert_int_equal(rep.kind, R_ATTR);
+	assert_true(rep.attr.st_mtim.tv_sec >= before && rep.attr.st_atim.tv_sec >= before);
+	reset();
+	ops->setattr(REQ, MISSING_INO, &a, FUSE_SET_ATTR_MODE, NULL);
+	expect_err(ENOENT);
+	/* mknod, symlink, link */
+	reset();
+	ops->mknod(REQ, d, "fifo", S_IFIFO | 0600, 0);
+	assert_true(S_ISFIFO(rep.entry.attr.st_mode));
+	(void)entry_ino();
+	reset();
+	ops->mknod(REQ, d, "cdev", S_IFCHR | 0600, makedev(4, 77));
+	(void)entry_ino();
+	assert_int_equal(major(rep.entry.attr.st_rdev), 4);
+	assert_int_equal(minor(rep.entry.attr.st_rdev), 77);
+	reset();
+	ops->symlink(REQ, "d/f", FUSE_ROOT_ID, "sl");
+	uint64_t sl = entry_ino();
+	assert_true(S_ISLNK(rep.entry.attr.st_mode));
+	reset();
+	ops->readlink(REQ, sl);
+	assert_string_equal(rep.text, "d/f");
+	reset();
+	ops->symlink(REQ, "x", FUSE_ROOT_ID, "sl");
+	expect_err(EEXIST);
+	reset();
+	ops->link(REQ, f, FUSE_ROOT_ID, "hard");
+	assert_int_equal(entry_ino(), f);
+	assert_int_equal(rep.entry.attr.st_nlink, 2);
+	reset();
+	ops->link(REQ, d, FUSE_ROOT_ID, "dirlink");
+	expect_err(EPERM);
+	reset();
+	ops->link(REQ, f, FUSE_ROOT_ID, "hard");
+	expect_err(EEXIST);
+	/* unlink, rmdir */
+	reset();
+	ops->unlink(REQ, FUSE_ROOT_ID, "nope");
+	expect_err(ENOENT);
+	reset();
+	ops->rmdir(REQ, FUSE_ROOT_ID, "d");
+	expect_err(ENOTEMPTY);
+	reset();
+	ops->rmdir(REQ, d, "fifo");
+	expect_err(ENOTDIR);
+	reset();
+	ops->unlink(REQ, FUSE_ROOT_ID, "d");
+	expect_err(EISDIR);
+	reset();
+	ops->unlink(REQ, d, "cdev");
+	expect_ok();
+	reset();
+	ops->mkdir(REQ, d, "empty", 0700);
+	(void)entry_ino();
+	reset();
+	ops->rmdir(REQ, d, "empty");
+	expect_ok();
+	/* an open file unlinked: readable until its release, then gone */
+	memset(&fi, 0, sizeof(fi));
+	fi.flags = O_RDWR | O_CREAT;
+	reset();
+	ops->create(REQ, FUSE_ROOT_ID, "open", 0600, &fi);
+	assert_int_equal(rep.kind, R_CREATE);
+	uint64_t o = rep.entry.ino;
+	reset();
+	ops->write(REQ, o, "still here", 10, 0, &fi);
+	assert_int_equal(rep.len, 10);
+	reset();
+	ops->unlink(REQ, FUSE_ROOT_ID, "open");
+	expect_ok();
+	reset();
+	ops->lookup(REQ, FUSE_ROOT_ID, "open");
+	expect_err(ENOENT);
+	reset();
+	ops->read(REQ, o, 100, 0, &fi);
+	assert_int_equal(rep.kind, R_BUF);
+	assert_int_equal(rep.len, 10);
+	assert_memory_equal(rep.buf, "still here", 10);
+	reset();
+	ops->release(REQ, o, &fi);
+	expect_ok();
+	reset();
+	ops->getattr(REQ, o, NULL);
+	expect_err(ENOENT);
+	/* an open target replaced by a rename lives on the same way */
+	fi.flags = O_RDONLY;
+	reset();
+	ops->open(REQ, sl, &fi); /* (any inode: the VFS opens files only) */
+	reset();
+	ops->mknod(REQ, FUSE_ROOT_ID, "r1", S_IFREG | 0600, 0);
+	(void)entry_ino();
+	reset();
+	ops->mknod(REQ, FUSE_ROOT_ID, "r2", S_IFREG | 0600, 0);
+	uint64_t r2 = entry_ino();
+	reset();
+	ops->open(REQ, r2, &fi);
+	assert_int_equal(rep.kind, R_OPEN);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "r1", FUSE_ROOT_ID, "r2", 0);
+	expect_ok();
+	reset();
+	ops->getattr(REQ, r2, NULL);
+	assert_int_equal(rep.kind, R_ATTR); /* open: still there */
+	reset();
+	ops->release(REQ, r2, &fi);
+	reset();
+	ops->getattr(REQ, r2, NULL);
+	expect_err(ENOENT);
+	reset();
+	ops->release(REQ, sl, &fi);
+	/* rename flags */
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "r2", FUSE_ROOT_ID, "x", 8);
+	expect_err(EINVAL);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "r2", FUSE_ROOT_ID, "hard", 1 /* NOREPLACE */);
+	expect_err(EEXIST);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "r2", FUSE_ROOT_ID, "sl", 2 /* EXCHANGE */);
+	expect_ok();
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "nope", FUSE_ROOT_ID, "sl", 2);
+	expect_err(ENOENT);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "sl", d, "moved", 4 /* WHITEOUT */);
+	expect_ok();
+	reset();
+	ops->lookup(REQ, FUSE_ROOT_ID, "sl");
+	(void)entry_ino(); /* the whiteout: a 0/0 character device */
+	assert_true(S_ISCHR(rep.entry.attr.st_mode));
+	assert_int_equal(rep.entry.attr.st_rdev, 0);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "d", d, "sub", 0);
+	assert_int_equal(rep.kind, R_ERR); /* into itself (the VFS never sends it: EINVAL before) */
+	assert_true(rep.err != 0);
+	/* xattrs */
+	reset();
+	ops->setxattr(REQ, f, "system.posix_acl_access", "x", 1, 0);
+	expect_err(EOPNOTSUPP);
+	reset();
+	ops->setxattr(REQ, f, "user.k", "v1", 2, 2 /* REPLACE */);
+	expect_err(ENODATA);
+	reset();
+	ops->setxattr(REQ, f, "user.k", "v1", 2, 1 /* CREATE */);
+	expect_ok();
+	reset();
+	ops->setxattr(REQ, f, "user.k", "v2", 2, 1);
+	expect_err(EEXIST);
+	reset();
+	ops->setxattr(REQ, f, "user.k", "value", 5, 2);
+	expect_ok();
+	reset();
+	ops->setxattr(REQ, f, "user.gone", "g", 1, 0);
+	expect_ok();
+	reset();
+	ops->removexattr(REQ, f, "user.gone");
+	expect_ok();
+	reset();
+	ops->removexattr(REQ, f, "user.gone");
+	expect_err(ENODATA);
+	reset();
+	ops->fsyncdir(REQ, FUSE_ROOT_ID, 0, &fi);
+	expect_ok();
+	assert_int_equal(flushes, 2);
+	reset();
+	ops->statfs(REQ, FUSE_ROOT_ID);
+	assert_int_equal(rep.kind, R_STATFS);
+	assert_false(rep.sv.f_flag & ST_RDONLY);
+}
+
+/* every change on a read-only mount: EROFS */
+static void body_rofs(void)
+{
+	struct fuse_file_info fi;
+	memset(&fi, 0, sizeof(fi));
+	struct stat a;
+	memset(&a, 0, sizeof(a));
+	a.st_mode = 0600;
+	reset();
+	ops->mkdir(REQ, FUSE_ROOT_ID, "x", 0755);
+	expect_err(EROFS);
+	fi.flags = O_WRONLY | O_CREAT;
+	reset();
+	ops->create(REQ, FUSE_ROOT_ID, "x", 0644, &fi);
+	expect_err(EROFS);
+	reset();
+	ops->write(REQ, ino_hello, "x", 1, 0, &fi);
+	expect_err(EROFS);
+	reset();
+	ops->setattr(REQ, ino_hello, &a, FUSE_SET_ATTR_MODE, NULL);
+	expect_err(EROFS);
+	reset();
+	ops->unlink(REQ, FUSE_ROOT_ID, "hello");
+	expect_err(EROFS);
+	reset();
+	ops->rename(REQ, FUSE_ROOT_ID, "hello", FUSE_ROOT_ID, "x", 0);
+	expect_err(EROFS);
+	reset();
+	ops->symlink(REQ, "t", FUSE_ROOT_ID, "x");
+	expect_err(EROFS);
+	reset();
+	ops->setxattr(REQ, ino_hello, "user.x", "v", 1, 0);
+	expect_err(EROFS);
+	reset();
+	ops->fsyncdir(REQ, FUSE_ROOT_ID, 0, &fi);
+	expect_ok(); /* nothing to make durable */
+}
+
+static void expect_path(struct ubikit_fs *on, const char *path, const char *data, size_t len)
+{
+	struct ubikit_file *fh;
+	assert_int_equal(ubikit_open(on, path, O_RDONLY, 0, &fh), 0);
+	char buf[64];
+	assert_int_equal(ubikit_pread(fh, buf, sizeof(buf), 0), (ssize_t)len);
+	assert_memory_equal(buf, data, len);
+	ubikit_close(fh);
+}
+
+static void test_writes(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("rm -rf '" WORK "/w' && mkdir -p '" WORK "/w/empty' && mkfs.ubifs -r '" WORK
+			    "/w/empty' -m 2048 -e 126976 -c 64 -o '" WORK "/w/img' >/dev/null"),
+			 0);
+	struct ubi_vol_io wvol;
+	assert_int_equal(ubi_flat_open(WORK "/w/img", 0, 0, &wvol), 0);
+	struct ubikit_mount_opts mo = {0};
+	assert_int_equal(ubikit_mount(&wvol, &mo, &wfs), 0);
+	body = body_writes;
+	flushes = 0;
+	struct fuse_ubikit_opts o = {.foreground = true, .fsname = "rw", .flush = count_flush};
+	assert_int_equal(fuse_ubikit_main(wfs, WORK, &o), 0);
+	assert_int_equal(ubikit_unmount(wfs), 0);
+	ubi_flat_close(&wvol);
+	/* what the session left, read back after a remount */
+	assert_int_equal(ubi_flat_open(WORK "/w/img", 0, 1, &wvol), 0);
+	mo.flags = UBIKIT_MOUNT_RDONLY;
+	assert_int_equal(ubikit_mount(&wvol, &mo, &wfs), 0);
+	expect_path(wfs, "/d/f", "hello", 5);
+	expect_path(wfs, "/hard", "hello", 5);
+	struct ubikit_stat st;
+	assert_int_equal(ubikit_stat(wfs, "/d/f", &st), 0);
+	assert_int_equal(st.nlink, 2);
+	assert_int_equal(st.mode & 07777, 0604);
+	assert_int_equal(st.uid, 11);
+	char v[16];
+	assert_int_equal(ubikit_getxattr(wfs, "/d/f", "user.k", v, sizeof(v)), 5);
+	assert_memory_equal(v, "value", 5);
+	assert_int_equal(ubikit_getxattr(wfs, "/d/f", "user.gone", v, sizeof(v)), -ENODATA);
+	assert_int_equal(ubikit_lstat(wfs, "/d/fifo", &st), 0);
+	assert_true(S_ISFIFO(st.mode));
+	assert_int_equal(ubikit_lstat(wfs, "/d/cdev", &st), -ENOENT);
+	assert_int_equal(ubikit_lstat(wfs, "/d/empty", &st), -ENOENT);
+	/* r2 went to sl by the exchange, then to d/moved by the whiteout rename */
+	assert_int_equal(ubikit_lstat(wfs, "/d/moved", &st), 0);
+	assert_true(S_ISREG(st.mode));
+	assert_int_equal(ubikit_lstat(wfs, "/r2", &st), 0);
+	assert_true(S_ISLNK(st.mode));
+	assert_int_equal(ubikit_lstat(wfs, "/sl", &st), 0);
+	assert_true(S_ISCHR(st.mode));
+	/* no hidden names left, nothing else in the root */
+	struct ubikit_dir *dh;
+	assert_int_equal(ubikit_opendir(wfs, "/", &dh), 0);
+	struct ubikit_dirent e;
+	int n = 0;
+	while (ubikit_readdir(dh, &e) == 1) {
+		assert_true(!strcmp(e.name, "d") || !strcmp(e.name, "hard") || !strcmp(e.name, "r2") ||
+			    !strcmp(e.name, "sl"));
+		n++;
+	}
+	ubikit_closedir(dh);
+	assert_int_equal(n, 4);
+	assert_int_equal(ubikit_unmount(wfs), 0);
+	ubi_flat_close(&wvol);
+}
+
+static void test_rofs(void **state)
+{
+	(void)state;
+	run_body(fs, body_rofs);
+}
+
 int main(void)
 {
 	if (system("command -v mkfs.ubifs >/dev/null") != 0) {
@@ -543,6 +962,8 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_dirs),
 		cmocka_unit_test(test_xattrs),
+		cmocka_unit_test(test_writes),
+		cmocka_unit_test(test_rofs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

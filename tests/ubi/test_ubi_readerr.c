@@ -6,6 +6,14 @@
  *    correctable flips (data right, PEB scrubbed);
  *  - VID-header bit flips at attach: correctable (LEB kept, PEB scrubbed),
  *    uncorrectable with data behind (a corrupted PEB: kept, not used);
+ *  - a read that fails once (a transient ECC failure) is tried again and
+ *    gives the data (Linux ubi_io_read: UBI_IO_RETRIES more tries; found
+ *    by `ubikit torture bitflip`, which could not even format a device);
+ *  - a scrub whose target reads back wrong: the target, a whole copy with
+ *    a newer sqnum, is erased at once (Linux do_sync_erase), so a power
+ *    cut cannot bring the stale copy back over later writes (found by
+ *    `ubikit torture bitflip`: a master node written after such a move
+ *    was lost, the file system unmountable);
  *  - scrub and wear-leveling moves whose source read is uncorrectable: the
  *    data stays where it is (other pages still read), the target goes back
  *    to the free pool, the PEB is never picked again, and more such PEBs
@@ -118,6 +126,101 @@ static void edit_data_size_nonlast(struct ubi_vid_hdr *h, void *arg)
 	}
 	h->data_size = 100;
 	h->data_crc = util_crc32(UTIL_CRC32_INIT, data, 100);
+}
+
+static void t_read_retry(void **state)
+{
+	(void)state;
+	struct flash_dev *f = t_nand(24, 3);
+	struct ubi_device *u = t_attach(f);
+	struct ubi_dev_info di;
+	ubi_dev_info(u, &di);
+	uint32_t v = t_mkvol(u, "d", 4, UBI_VID_DYNAMIC);
+	static uint8_t a[L], b[L];
+	t_fill(a, sizeof(a), 5);
+	T_OK(u, ubi_leb_write(u, v, 1, 0, a, L));
+	uint32_t p = find_leb(f, v, 1, di.vid_hdr_offset);
+	/* one uncorrectable read of the data's second page, then good again */
+	uint32_t page = di.data_offset / di.min_io_size + 1;
+	assert_int_equal(flash_sim_inject_bitflip(f, p, page, true, false), 0);
+	T_OK(u, ubi_leb_read(u, v, 1, 0, b, L));
+	assert_memory_equal(b, a, L);
+	struct ubi_stats st;
+	ubi_get_stats(u, &st);
+	assert_int_equal(st.read_retries, 1);
+	/* a lasting failure is still one after the retries */
+	assert_int_equal(flash_sim_inject_bitflip(f, p, page, true, true), 0);
+	assert_int_equal(ubi_leb_read(u, v, 1, 0, b, L), -EBADMSG);
+	ubi_get_stats(u, &st);
+	assert_int_equal(st.read_retries, 1 + 3);
+	ubi_detach(u);
+	flash_close(f);
+}
+
+static unsigned count_copies(struct flash_dev *f, uint32_t vol, uint32_t lnum, uint32_t vid_off)
+{
+	unsigned n = 0;
+	for (uint32_t p = 0; p < f->geo.peb_count; p++) {
+		uint8_t b[64];
+		struct ubi_vid_hdr h;
+		if (flash_read(f, p, vid_off, b, 64) >= 0 && ubi_vid_hdr_unpack(b, &h) == UBI_HDR_OK &&
+		    h.vol_id == vol && h.lnum == lnum)
+			n++;
+	}
+	return n;
+}
+
+static void t_failed_move_target_erased(void **state)
+{
+	(void)state;
+	struct flash_dev *f = t_nand(24, 4);
+	struct ubi_device *u = t_attach(f);
+	struct ubi_dev_info di;
+	ubi_dev_info(u, &di);
+	uint32_t v = t_mkvol(u, "d", 4, UBI_VID_DYNAMIC);
+	static uint8_t a[L], b[L];
+	t_fill(a, sizeof(a), 6);
+	T_OK(u, ubi_leb_write(u, v, 0, 0, a, 4 * PG));
+	T_OK(u, ubi_flush_background(u));
+	uint32_t p = find_leb(f, v, 0, di.vid_hdr_offset);
+	/* a corrected flip: LEB 0 is to be scrubbed */
+	uint32_t data_page = di.data_offset / PG;
+	assert_int_equal(flash_sim_inject_bitflip(f, p, data_page, false, false), 0);
+	T_OK(u, ubi_leb_read(u, v, 0, 0, b, PG));
+	ubi_dev_info(u, &di);
+	assert_int_equal(di.scrub_pending, 1);
+	/* every possible target reads back uncorrectably */
+	for (uint32_t q = 0; q < f->geo.peb_count; q++) {
+		uint8_t vh[64];
+		int free_peb = flash_read(f, q, di.vid_hdr_offset, vh, sizeof(vh)) == 0;
+		for (size_t i = 0; i < sizeof(vh) && free_peb; i++)
+			free_peb = vh[i] == 0xFF;
+		if (free_peb) /* no VID header: a free PEB, a possible target */
+			assert_int_equal(flash_sim_inject_bitflip(f, q, data_page, true, true), 0);
+	}
+	struct ubi_stats st = {0};
+	for (int k = 0; k < 3 && !st.scrubs; k++) {
+		assert_true(ubi_background_step(u) >= 0);
+		ubi_get_stats(u, &st);
+		/* until a move succeeds, one PEB has LEB 0: a failed move's
+		 * target is erased (and tortured) at once */
+		if (!st.scrubs)
+			assert_int_equal(count_copies(f, v, 0, di.vid_hdr_offset), 1);
+	}
+	assert_true(st.torture_tests >= 1);
+	/* a write after the failed move, then a "power cut" (no detach):
+	 * attach finds the write */
+	T_OK(u, ubi_leb_write(u, v, 0, 4 * PG, a + 4 * PG, PG));
+	flash_sim_power_cut_after(f, 1);
+	ubi_leb_write(u, v, 1, 0, a, PG); /* the cut */
+	assert_true(flash_sim_is_cut(f));
+	ubi_detach(u);
+	assert_int_equal(flash_sim_reopen(f), 0);
+	u = t_attach(f);
+	T_OK(u, ubi_leb_read(u, v, 0, 0, b, 5 * PG));
+	assert_memory_equal(b, a, 5 * PG);
+	ubi_detach(u);
+	flash_close(f);
 }
 
 static void test_static_checked_reads(void **state)
@@ -457,6 +560,8 @@ int main(void)
 	mkdir(UBIKIT_BUILD_DIR, 0755);
 	mkdir(WORK, 0755);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_read_retry),
+		cmocka_unit_test(t_failed_move_target_erased),
 		cmocka_unit_test(test_static_checked_reads),
 		cmocka_unit_test(test_vid_flips_at_attach),
 		cmocka_unit_test(test_scrub_move_uncorrectable),

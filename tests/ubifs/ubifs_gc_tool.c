@@ -6,11 +6,15 @@
  * must run; unmount (commit), check a read-only mount against the model,
  * write the model's manifest.
  *   ubifs_gc_tool GEOM:FLASH SEED PASSES LIMIT_PCT MANIFEST
- * GEOM: nand2k (2048/512 sub-pages, 64 OOB, 128 KiB PEBs) or nand4k (4096/1024 sub-pages,
- * 224 OOB, 256 KiB PEBs, 256 MiB); the flash file has no OOB. WM_RESUME=1: the tree
+ * GEOM: nand2k (2048/512 sub-pages, 64 OOB, 128 KiB PEBs), nand4k (4096/1024 sub-pages,
+ * 224 OOB, 256 KiB PEBs, 256 MiB), both without OOB in the file; nand4koob: nand4k
+ * with page+OOB in the file (nanddump -o layout); nor (64 KiB PEBs, 16 MiB, min. I/O 1, as
+ * the kernel's mtdram). WM_RESUME=1: the tree
  * of an earlier run (same seed) is there: the model starts from it.
  * Budgeting's index reserve (min_idx_lebs) is set as the kernel computes it
- * (h-budget owns that; see test_ubifs_gc.c). Prints the GC counters. */
+ * (h-budget owns that; see test_ubifs_gc.c). Prints the GC counters.
+ * UBIKIT_COMPR=none|lzo|zlib|zstd: write with that compressor instead of the
+ * superblock's default (the mount option compr=). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +38,26 @@ static int vol_open(const char *spec, int ro, struct vol_h *h, char *e, size_t e
 {
 	memset(h, 0, sizeof(*h));
 	struct flash_geometry geo;
-	if (!strncmp(spec, "nand2k:", 7))
+	bool oob = false;
+	const char *path;
+	if (!strncmp(spec, "nand2k:", 7)) {
 		geo = (struct flash_geometry){FLASH_NAND, 2048, 512, 64, 131072, 512};
-	else if (!strncmp(spec, "nand4k:", 7))
+		path = spec + 7;
+	} else if (!strncmp(spec, "nand4k:", 7)) {
 		geo = (struct flash_geometry){FLASH_NAND, 4096, 1024, 224, 262144, 1024};
-	else {
-		snprintf(e, el, "GEOM must be nand2k or nand4k");
+		path = spec + 7;
+	} else if (!strncmp(spec, "nand4koob:", 10)) {
+		geo = (struct flash_geometry){FLASH_NAND, 4096, 1024, 224, 262144, 1024};
+		path = spec + 10;
+		oob = true;
+	} else if (!strncmp(spec, "nor:", 4)) {
+		geo = (struct flash_geometry){FLASH_NOR, 1, 1, 0, 65536, 256};
+		path = spec + 4;
+	} else {
+		snprintf(e, el, "GEOM must be nand2k, nand4k, nand4koob or nor");
 		return -1;
 	}
-	int err = flash_sim_open_ex(spec + 7, &geo, false, ro, &h->fl, e, el);
+	int err = flash_sim_open_ex(path, &geo, oob, ro, &h->fl, e, el);
 	if (err)
 		return err;
 	struct ubi_attach_opts o;
@@ -112,6 +127,17 @@ int main(int argc, char **argv)
 	/* a one-block write-back bound: the churn's overwrites reach the flash
 	 * (a larger cache merges them in memory and GC would have less to do) */
 	struct ubifs_mount_opts o = {.read_only = 0, .dirty_limit = 4096};
+	const char *compr = getenv("UBIKIT_COMPR");
+	if (compr && *compr) {
+		static const char *const names[] = {"none", "lzo", "zlib", "zstd"};
+		o.compr = -1;
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(compr, names[i]))
+				o.compr = i;
+		if (o.compr < 0)
+			return die("UBIKIT_COMPR", "must be none, lzo, zlib or zstd");
+		o.compr_set = 1;
+	}
 	struct ubifs_fs *fs;
 	if (ubifs_mount(&vh.vol, &o, &fs, &e))
 		return die("read-write mount", e.msg);

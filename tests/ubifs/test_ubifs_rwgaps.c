@@ -1,0 +1,518 @@
+/* test_ubifs_rwgaps — the read-write mount's remaining kernel behaviours
+ * (issue 9), on an in-memory UBI volume that can "lose power" at any
+ * volume operation (a write at the cut is half done; UBI's atomic change
+ * and unmap are all or nothing, as UBI guarantees):
+ *  - log consolidation (kernel ubifs_consolidate_log): a file system with
+ *    two log LEBs (the kernel's default on a small volume) cut during a
+ *    commit, after the commit-start node went to the second log LEB and
+ *    before the master named it as the tail, has a full log (the LEB after
+ *    the head is the tail). The read-write mount must consolidate it, not
+ *    refuse; every fsync'ed file keeps its contents, ubifs_check passes,
+ *    writing and committing go on, and a second mount agrees.
+ *  - recovery with no empty LEB (kernel ubifs_rcvry_gc_commit): a full
+ *    file system cut with a GC bud in the journal mounts read-write by
+ *    collecting a dirty LEB into the GC head.
+ * UBIKIT_RWGAPS_EXPORT=DIR writes results (after the recovery mount and
+ * more writes, unmounted and mounted again) as bare UBIFS images
+ * (DIR/NAME.img) with the tree ubikit sees (DIR/NAME.manifest, the format
+ * of tests/tools/ubifs_manifest.sh) for the kernel's judgement
+ * (tests/vm/ubifs_rwgaps_kernel.sh): one of each kind (c1: consolidated
+ * log, g1: recovery GC), or many with UBIKIT_LONG_TESTS=1. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include <ubikit/ubikit.h>
+
+#include "fs/fs.h"
+#include "ubi/ubi_vol_io.h"
+#include "ubifs/ubifs.h"
+#include "ubifs/ubifs_format.h"
+#include "ubifs_test_manifest.h"
+
+/* ---- an in-memory volume with a power cut ---- */
+
+struct memvol {
+	struct ubi_vol_io vol;
+	uint8_t *data;
+	uint8_t *mapped;
+	long ops, cut_at; /* mutating operations so far; cut before op cut_at (-1: never) */
+	int cut;
+};
+
+static int mv_count(struct memvol *m)
+{
+	if (m->cut)
+		return -EIO;
+	if (m->cut_at >= 0 && m->ops >= m->cut_at) {
+		m->cut = 1;
+		return 1; /* this operation is the cut one */
+	}
+	m->ops++;
+	return 0;
+}
+
+static int mv_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len)
+{
+	struct memvol *m = ctx;
+	if (lnum >= m->vol.leb_count || off + len > m->vol.leb_size)
+		return -EINVAL;
+	memcpy(buf, m->data + (size_t)lnum * m->vol.leb_size + off, len);
+	return 0;
+}
+
+static int mv_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
+{
+	struct memvol *m = ctx;
+	if (lnum >= m->vol.leb_count || off + len > m->vol.leb_size || off % m->vol.min_io_size ||
+	    len % m->vol.min_io_size)
+		return -EINVAL;
+	int c = mv_count(m);
+	if (c < 0)
+		return c;
+	if (c == 1) /* torn: the first half of the min. I/O units */
+		len = len / m->vol.min_io_size / 2 * m->vol.min_io_size;
+	m->mapped[lnum] = 1;
+	memcpy(m->data + (size_t)lnum * m->vol.leb_size + off, buf, len);
+	return c ? -EIO : 0;
+}
+
+static int mv_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
+{
+	struct memvol *m = ctx;
+	if (lnum >= m->vol.leb_count || len > m->vol.leb_size)
+		return -EINVAL;
+	int c = mv_count(m);
+	if (c)
+		return -EIO;
+	uint8_t *p = m->data + (size_t)lnum * m->vol.leb_size;
+	memcpy(p, buf, len);
+	memset(p + len, 0xFF, m->vol.leb_size - len);
+	m->mapped[lnum] = 1;
+	return 0;
+}
+
+static int mv_unmap(void *ctx, uint32_t lnum)
+{
+	struct memvol *m = ctx;
+	if (lnum >= m->vol.leb_count)
+		return -EINVAL;
+	int c = mv_count(m);
+	if (c)
+		return -EIO;
+	memset(m->data + (size_t)lnum * m->vol.leb_size, 0xFF, m->vol.leb_size);
+	m->mapped[lnum] = 0;
+	return 0;
+}
+
+static int mv_map(void *ctx, uint32_t lnum)
+{
+	struct memvol *m = ctx;
+	if (lnum >= m->vol.leb_count)
+		return -EINVAL;
+	if (m->mapped[lnum])
+		return -EBADMSG;
+	int c = mv_count(m);
+	if (c)
+		return -EIO;
+	m->mapped[lnum] = 1;
+	return 0;
+}
+
+static int mv_is_mapped(void *ctx, uint32_t lnum)
+{
+	struct memvol *m = ctx;
+	return lnum < m->vol.leb_count ? m->mapped[lnum] : -EINVAL;
+}
+
+static int mv_sync(void *ctx)
+{
+	return ((struct memvol *)ctx)->cut ? -EIO : 0;
+}
+
+static void mv_init(struct memvol *m, uint32_t leb_size, uint32_t lebs, uint32_t min_io)
+{
+	memset(m, 0, sizeof(*m));
+	m->data = malloc((size_t)leb_size * lebs);
+	m->mapped = calloc(lebs, 1);
+	assert_non_null(m->data);
+	assert_non_null(m->mapped);
+	memset(m->data, 0xFF, (size_t)leb_size * lebs);
+	m->cut_at = -1;
+	m->vol = (struct ubi_vol_io){.ctx = m,
+				     .leb_size = leb_size,
+				     .leb_count = lebs,
+				     .min_io_size = min_io,
+				     .max_write_size = min_io,
+				     .read = mv_read,
+				     .write = mv_write,
+				     .change = mv_change,
+				     .unmap = mv_unmap,
+				     .map = mv_map,
+				     .is_mapped = mv_is_mapped,
+				     .sync = mv_sync};
+}
+
+/* the flash as it is after the power cut, rebooted */
+static void mv_copy(struct memvol *dst, const struct memvol *src)
+{
+	mv_init(dst, src->vol.leb_size, src->vol.leb_count, src->vol.min_io_size);
+	memcpy(dst->data, src->data, (size_t)src->vol.leb_size * src->vol.leb_count);
+	memcpy(dst->mapped, src->mapped, src->vol.leb_count);
+}
+
+static void mv_free(struct memvol *m)
+{
+	free(m->data);
+	free(m->mapped);
+}
+
+/* Unmount fs (on m); when it is the n-th (from 1) result of a kind to
+ * export (the first by default, every one with UBIKIT_LONG_TESTS=1), its
+ * manifest first and the unmounted image after. */
+static int long_tests(void)
+{
+	const char *lng = getenv("UBIKIT_LONG_TESTS");
+	return lng && !strcmp(lng, "1");
+}
+
+/* exporting for the VM only (not the long run): the loops stop after
+ * their first export */
+static int export_only(void)
+{
+	const char *dir = getenv("UBIKIT_RWGAPS_EXPORT");
+	return dir && *dir && !long_tests();
+}
+
+/* returns 1 when it exported */
+static int unmount_export(const struct memvol *m, struct ubikit_fs *fs, const char *kind, unsigned n)
+{
+	const char *dir = getenv("UBIKIT_RWGAPS_EXPORT");
+	if (!dir || !*dir || n == 0 || (n > 1 && !long_tests())) {
+		assert_int_equal(ubikit_unmount(fs), 0);
+		return 0;
+	}
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s%u.manifest", dir, kind, n);
+	char *man = tm_manifest(fs);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(man, f);
+	fclose(f);
+	free(man);
+	assert_int_equal(ubikit_unmount(fs), 0);
+	snprintf(path, sizeof(path), "%s/%s%u.img", dir, kind, n);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(m->data, m->vol.leb_size, m->vol.leb_count, f), m->vol.leb_count);
+	fclose(f);
+	return 1;
+}
+
+/* ---- the file system ---- */
+
+static struct ubikit_fs *mount_ok(struct memvol *m, const char *ctx)
+{
+	struct ubikit_mount_opts o = {0};
+	struct ubikit_fs *fs = NULL;
+	char msg[512] = "";
+	int err = ubikit_mount_ex(&m->vol, &o, &fs, msg, sizeof(msg));
+	if (err)
+		fail_msg("%s: read-write mount: %d %s", ctx, err, msg);
+	return fs;
+}
+
+static void check(struct ubikit_fs *fs, const char *ctx)
+{
+	if (ubifs_check(fs_ubifs(fs)))
+		fail_msg("%s: ubifs_check: %s", ctx, ubifs_errmsg(fs_ubifs(fs)));
+}
+
+static void fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+}
+
+/* write a file of len bytes (pattern seed) and fsync it; the status of
+ * the first failing call (after a cut) */
+static int put_file(struct ubikit_fs *fs, const char *path, size_t len, unsigned seed)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	assert_non_null(buf);
+	fill(buf, len, seed);
+	struct ubikit_file *f = NULL;
+	int err = ubikit_open(fs, path, O_CREAT | O_TRUNC | O_WRONLY, 0644, &f);
+	if (!err && len) {
+		ssize_t w = ubikit_write(f, buf, len);
+		if (w != (ssize_t)len)
+			err = w < 0 ? (int)w : -EIO;
+	}
+	if (!err)
+		err = ubikit_fsync(f);
+	if (f) {
+		int e = ubikit_close(f);
+		if (!err)
+			err = e;
+	}
+	free(buf);
+	return err;
+}
+
+static void want_file(struct ubikit_fs *fs, const char *path, size_t len, unsigned seed, const char *ctx)
+{
+	uint8_t *want = malloc(len + 1), *got = malloc(len + 1);
+	assert_non_null(want);
+	assert_non_null(got);
+	fill(want, len, seed);
+	struct ubikit_file *f = NULL;
+	int err = ubikit_open(fs, path, O_RDONLY, 0, &f);
+	if (err)
+		fail_msg("%s: %s: open %d", ctx, path, err);
+	ssize_t n = ubikit_pread(f, got, len + 1, 0);
+	ubikit_close(f);
+	if (n != (ssize_t)len || memcmp(want, got, len))
+		fail_msg("%s: %s: %zd bytes read, want %zu (or different contents)", ctx, path, n, len);
+	free(want);
+	free(got);
+}
+
+/* ---- log consolidation ---- */
+
+#define NAND_LEB 126976u
+#define NAND_IO 2048u
+#define C_LEBS 24u
+#define C_FILES 6
+
+static size_t c_len(int i)
+{
+	return 3000u + (size_t)i * 9000u;
+}
+
+/* the workload: files fsync'ed (they must survive), a commit (the cut
+ * range), more fsync'ed files. k_commit, k_end: op counts at those points. */
+static int c_workload(struct memvol *m, long *k_commit, long *k_end)
+{
+	struct ubikit_fs *fs = mount_ok(m, "workload");
+	int err = ubikit_mkdir(fs, "/d", 0755);
+	char path[64];
+	for (int i = 0; !err && i < C_FILES; i++) {
+		snprintf(path, sizeof(path), "/d/f%d", i);
+		err = put_file(fs, path, c_len(i), (unsigned)i);
+	}
+	if (!err && k_commit)
+		*k_commit = m->ops;
+	if (!err)
+		err = ubikit_sync(fs);
+	for (int i = 0; !err && i < 3; i++) {
+		snprintf(path, sizeof(path), "/d/g%d", i);
+		err = put_file(fs, path, 5000, 100u + (unsigned)i);
+	}
+	if (!err && k_end)
+		*k_end = m->ops;
+	if (err) {
+		assert_true(m->cut);
+		ubikit_unmount(fs); /* fails: the power is off; frees everything */
+	} else {
+		assert_false(m->cut);
+		assert_int_equal(ubikit_unmount(fs), 0);
+	}
+	return err;
+}
+
+static void want_c_files(struct ubikit_fs *fs, const char *ctx)
+{
+	char path[64];
+	for (int i = 0; i < C_FILES; i++) {
+		snprintf(path, sizeof(path), "/d/f%d", i);
+		want_file(fs, path, c_len(i), (unsigned)i, ctx);
+	}
+}
+
+/* power cuts during the read-write mount that consolidated the log (its
+ * rewrite of the log, the recovery's commit): the mount after each must
+ * still find the journal the consolidated log names */
+static void nested_cuts(const struct memvol *pre, long mount_ops, const char *ctx0)
+{
+	for (long k = 0; k < mount_ops; k++) {
+		char ctx[256];
+		snprintf(ctx, sizeof(ctx), "%.100s, then at operation %ld of the consolidating mount", ctx0, k);
+		struct memvol w, r;
+		mv_copy(&w, pre);
+		w.cut_at = k;
+		struct ubikit_mount_opts o = {0};
+		struct ubikit_fs *fs = NULL;
+		if (!ubikit_mount(&w.vol, &o, &fs)) {
+			/* the cut came after the mount's last write */
+			assert_true(w.cut || w.ops <= k);
+			ubikit_unmount(fs);
+		}
+		mv_copy(&r, &w);
+		mv_free(&w);
+		fs = mount_ok(&r, ctx);
+		check(fs, ctx);
+		want_c_files(fs, ctx);
+		assert_int_equal(ubikit_unmount(fs), 0);
+		mv_free(&r);
+	}
+}
+
+static void t_log_consolidate(void **state)
+{
+	(void)state;
+	struct memvol base;
+	mv_init(&base, NAND_LEB, C_LEBS, NAND_IO);
+	struct util_err e = {0};
+	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_LZO};
+	if (ubifs_format(&base.vol, &fo, &e))
+		fail_msg("format: %s", e.msg);
+	struct memvol m;
+	mv_copy(&m, &base);
+	long k0 = 0, k1 = 0;
+	assert_int_equal(c_workload(&m, &k0, &k1), 0);
+	mv_free(&m);
+	assert_true(k1 > k0);
+	unsigned consolidated = 0, cuts = 0;
+	for (long k = k0; k < k1; k++) {
+		char ctx[64];
+		snprintf(ctx, sizeof(ctx), "cut at volume operation %ld", k);
+		struct memvol w, r;
+		mv_copy(&w, &base);
+		w.cut_at = k;
+		assert_int_not_equal(c_workload(&w, NULL, NULL), 0);
+		mv_copy(&r, &w);
+		mv_free(&w);
+		struct memvol pre;
+		mv_copy(&pre, &r);
+		struct ubikit_fs *fs = mount_ok(&r, ctx);
+		struct ubifs_fs_info info;
+		ubifs_get_info(fs_ubifs(fs), &info);
+		if (info.log_consolidated && !export_only())
+			nested_cuts(&pre, r.ops, ctx);
+		mv_free(&pre);
+		assert_int_equal(info.sb.log_lebs, 2); /* the kernel's default here */
+		consolidated += info.log_consolidated;
+		check(fs, ctx);
+		want_c_files(fs, ctx);
+		/* writing and committing go on */
+		assert_int_equal(put_file(fs, "/after", 40000, 7), 0);
+		assert_int_equal(ubikit_sync(fs), 0);
+		assert_int_equal(put_file(fs, "/after2", 9000, 8), 0);
+		check(fs, ctx);
+		assert_int_equal(ubikit_unmount(fs), 0);
+		fs = mount_ok(&r, ctx);
+		check(fs, ctx);
+		want_file(fs, "/after", 40000, 7, ctx);
+		want_file(fs, "/after2", 9000, 8, ctx);
+		int exported = unmount_export(&r, fs, "c", info.log_consolidated ? consolidated : 0);
+		mv_free(&r);
+		cuts++;
+		if (exported && export_only())
+			break;
+	}
+	mv_free(&base);
+	printf("log consolidation: %u cuts in the commit, %u mounts consolidated a full log\n", cuts,
+	       consolidated);
+	assert_true(consolidated > 0);
+}
+
+/* ---- recovery with no empty LEB: GC into the GC head ---- */
+
+#define G_LEBS 22u
+#define G_MAXF 64
+#define G_LEN 15000u
+
+static void t_rcvry_gc(void **state)
+{
+	(void)state;
+	struct memvol m;
+	mv_init(&m, NAND_LEB, G_LEBS, NAND_IO);
+	struct util_err e = {0};
+	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
+	if (ubifs_format(&m.vol, &fo, &e))
+		fail_msg("format: %s", e.msg);
+	struct ubikit_fs *fs = mount_ok(&m, "fill");
+	unsigned seed[G_MAXF] = {0};
+	int live[G_MAXF] = {0}, n = 0, err = 0;
+	char path[64];
+	/* full: files until ENOSPC (incompressible data) */
+	while (n < G_MAXF) {
+		snprintf(path, sizeof(path), "/f%d", n);
+		err = put_file(fs, path, G_LEN, (unsigned)n);
+		if (err)
+			break;
+		seed[n] = (unsigned)n;
+		live[n++] = 1;
+	}
+	assert_int_equal(err, -ENOSPC);
+	assert_true(n > 4);
+	ubikit_unlink(fs, path); /* the one that did not fit */
+	/* churn: one file deleted, another rewritten (GC makes room in the
+	 * dirt), each state after an fsync is a power cut's image */
+	unsigned via_gc = 0, snaps = 0;
+	for (int r = 0; r < 3 * n; r++) {
+		int del = (r * 7) % n, rw = (r * 5 + 3) % n;
+		snprintf(path, sizeof(path), "/f%d", del);
+		if (live[del] && ubikit_unlink(fs, path) == 0)
+			live[del] = 0;
+		snprintf(path, sizeof(path), "/f%d", rw);
+		unsigned sd = 1000u + (unsigned)r;
+		err = put_file(fs, path, G_LEN, sd);
+		if (err == -ENOSPC) {
+			ubikit_unlink(fs, path);
+			live[rw] = 0;
+			continue;
+		}
+		assert_int_equal(err, 0);
+		live[rw] = 1;
+		seed[rw] = sd;
+		/* the flash now, after a cut: recovery must mount it read-write */
+		char ctx[96];
+		snprintf(ctx, sizeof(ctx), "power cut after round %d", r);
+		struct memvol c;
+		mv_copy(&c, &m);
+		struct ubikit_fs *cfs = mount_ok(&c, ctx);
+		struct ubifs_fs_info info;
+		ubifs_get_info(fs_ubifs(cfs), &info);
+		assert_true(info.need_recovery);
+		via_gc += info.rcvry_gc_head;
+		check(cfs, ctx);
+		for (int i = 0; i < n; i++) {
+			if (!live[i])
+				continue;
+			snprintf(path, sizeof(path), "/f%d", i);
+			want_file(cfs, path, G_LEN, seed[i], ctx);
+		}
+		assert_int_equal(ubikit_unmount(cfs), 0);
+		cfs = mount_ok(&c, ctx);
+		check(cfs, ctx);
+		int exported = unmount_export(&c, cfs, "g", info.rcvry_gc_head && via_gc % 20 == 1 ? via_gc / 20 + 1 : 0);
+		mv_free(&c);
+		snaps++;
+		if (exported && export_only())
+			break;
+	}
+	assert_int_equal(ubikit_unmount(fs), 0);
+	mv_free(&m);
+	printf("recovery GC: %u power-cut images of a full file system, %u recovered by GC into the GC head\n", snaps,
+	       via_gc);
+	assert_true(via_gc > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_log_consolidate),
+		cmocka_unit_test(t_rcvry_gc),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
