@@ -18,6 +18,7 @@
 
 #include "fs/fs.h"
 #include "fs/fs_fsck.h"
+#include "ubifs/ubifs_rebuild.h"
 
 #define WALK_MAX_DEPTH 1024
 #define WALK_BUF (64 * 1024)
@@ -274,6 +275,28 @@ int fs_fsck_read_sb(struct ubi_vol_io *vol, char *msg, size_t msglen)
 	struct ubifs_sb_node sb;
 	struct util_err e = {{0}};
 	int err = ubifs_read_sb(vol, &sb, &e);
+	if (err && msg && msglen)
+		snprintf(msg, msglen, "%s", e.msg[0] ? e.msg : strerror(-err));
+	return err;
+}
+
+struct rebuild_ctx {
+	struct ubikit_fsck_report *rep;
+};
+
+static int rebuild_cb(void *ctx, int loss, const char *msg, int64_t lnum, int64_t offs, uint64_t inum)
+{
+	struct rebuild_ctx *c = ctx;
+	return fs_fsck_add(c->rep, UBIKIT_FSCK_FIXED | (loss ? UBIKIT_FSCK_LOSS : 0), -1, lnum, offs, inum, NULL,
+			   "%s%s", msg, loss ? " (loss)" : "");
+}
+
+int fs_fsck_rebuild(struct ubi_vol_io *vol, int dry_run, struct ubikit_fsck_report *rep, unsigned long *losses,
+		    char *msg, size_t msglen)
+{
+	struct rebuild_ctx c = {rep};
+	struct util_err e = {{0}};
+	int err = ubifs_rebuild(vol, dry_run, rebuild_cb, &c, losses, &e);
 	if (err && msg && msglen)
 		snprintf(msg, msglen, "%s", e.msg[0] ? e.msg : strerror(-err));
 	return err;

@@ -16,5 +16,11 @@ struct ubi_vol_io;
 /* Read and check the superblock (LEB 0) of a volume without mounting;
  * 0, or negative errno with the reason in msg. */
 int fs_fsck_read_sb(struct ubi_vol_io *vol, char *msg, size_t msglen);
+/* fsck's repair: rebuild the volume from the nodes on flash
+ * (ubifs_rebuild); every change is a FIXED problem in rep (LOSS when
+ * something is lost), *losses how many lose something. dry_run: report
+ * only, nothing written. */
+int fs_fsck_rebuild(struct ubi_vol_io *vol, int dry_run, struct ubikit_fsck_report *rep, unsigned long *losses,
+		    char *msg, size_t msglen);
 
 #endif

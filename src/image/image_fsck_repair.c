@@ -1,18 +1,94 @@
 /* image_fsck_repair — repairing an image after the check found problems
- * (ubikit_fsck_image with -a / -y). Not written yet: nothing is changed
- * and the problems are left (4). */
+ * (ubikit_fsck_image with -a / -y): the volume is rebuilt from the nodes
+ * found on flash (fs_fsck_rebuild -> ubifs_rebuild), then checked again
+ * from scratch; only a clean second check counts as corrected. -a first
+ * runs the rebuild without writing and goes on only when nothing would be
+ * lost. Bad superblocks and UBI that does not attach never get here. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <ubikit/image.h>
 
 #include "fs/fs_fsck.h"
+#include "image/image.h"
 #include "image/image_fsck.h"
+
+static int open_vol(const char *path, const struct ubikit_image_opts *o, int rdwr, struct ubikit_image **img,
+		    char *msg, size_t msglen)
+{
+	struct ubikit_image_opts io;
+	if (o)
+		io = *o;
+	else
+		ubikit_image_opts_init(&io);
+	io.flags |= UBIKIT_IMAGE_NO_MOUNT;
+	if (rdwr)
+		io.flags |= UBIKIT_IMAGE_RDWR;
+	else
+		io.flags &= ~(unsigned)UBIKIT_IMAGE_RDWR;
+	return ubikit_image_open(path, &io, img, msg, msglen);
+}
 
 int image_fsck_repair(const char *path, const struct ubikit_image_opts *o, enum ubikit_fsck_mode mode,
 		      struct ubikit_fsck_report *rep, char *msg, size_t msglen)
 {
-	(void)path, (void)o, (void)mode;
-	if (msg && msglen)
-		snprintf(msg, msglen, "repair is not implemented yet: nothing was changed");
-	fs_fsck_add(rep, 0, -1, -1, -1, 0, NULL, "repair is not implemented yet: nothing was changed");
-	return UBIKIT_FSCK_LEFT;
+	struct ubikit_image *img = NULL;
+	char m[1024] = "";
+	unsigned long losses = 0;
+	int err;
+	if (mode == UBIKIT_FSCK_AUTO) { /* what would be lost? */
+		struct ubikit_fsck_report dry;
+		ubikit_fsck_report_init(&dry);
+		err = open_vol(path, o, 0, &img, m, sizeof(m));
+		if (!err) {
+			err = fs_fsck_rebuild(&img->vol, 1, &dry, &losses, m, sizeof(m));
+			ubikit_image_close(img);
+		}
+		for (size_t i = 0; !err && losses && i < dry.count; i++)
+			if (dry.problems[i].flags & UBIKIT_FSCK_LOSS)
+				fs_fsck_add(rep, 0, -1, dry.problems[i].lnum, dry.problems[i].offs, dry.problems[i].inum,
+					    NULL, "-a would: %s", dry.problems[i].msg);
+		ubikit_fsck_report_free(&dry);
+		if (err) {
+			fs_fsck_add(rep, UBIKIT_FSCK_FATAL, -1, -1, -1, 0, NULL, "repair: %s", m);
+			snprintf(msg, msglen, "repair: %s", m);
+			return UBIKIT_FSCK_OPERROR;
+		}
+		if (losses) {
+			fs_fsck_add(rep, 0, -1, -1, -1, 0, NULL,
+				    "-a: the repair would lose data (%lu changes): nothing written; -y repairs", losses);
+			return UBIKIT_FSCK_LEFT;
+		}
+	}
+	err = open_vol(path, o, 1, &img, m, sizeof(m));
+	if (err) {
+		fs_fsck_add(rep, UBIKIT_FSCK_FATAL, -1, -1, -1, 0, NULL, "repair: cannot open for writing: %s", m);
+		snprintf(msg, msglen, "repair: cannot open for writing: %s", m);
+		return UBIKIT_FSCK_OPERROR;
+	}
+	err = fs_fsck_rebuild(&img->vol, 0, rep, &losses, m, sizeof(m));
+	char cm[512] = "";
+	int cerr = ubikit_image_close_msg(img, cm, sizeof(cm));
+	if (err || cerr) {
+		fs_fsck_add(rep, UBIKIT_FSCK_FATAL, -1, -1, -1, 0, NULL, "repair failed: %s", err ? m : cm);
+		snprintf(msg, msglen, "repair failed: %s", err ? m : cm);
+		return UBIKIT_FSCK_OPERROR;
+	}
+	rep->repaired = 1;
+	fs_fsck_add(rep, UBIKIT_FSCK_FIXED, -1, -1, -1, 0, NULL,
+		    "the file system was rebuilt from the nodes on flash (index, LPT, master, log, orphans new)");
+	/* from scratch */
+	struct ubikit_fsck_report again;
+	ubikit_fsck_report_init(&again);
+	int mounted;
+	int rc = image_fsck_check(path, o, &again, &mounted, msg, msglen);
+	for (size_t i = 0; i < again.count; i++)
+		fs_fsck_add(rep, again.problems[i].flags, again.problems[i].peb, again.problems[i].lnum,
+			    again.problems[i].offs, again.problems[i].inum, again.problems[i].path,
+			    "after the repair: %s", again.problems[i].msg);
+	rep->inodes = again.inodes;
+	rep->dentries = again.dentries;
+	rep->bytes_read = again.bytes_read;
+	ubikit_fsck_report_free(&again);
+	return rc == UBIKIT_FSCK_CLEAN ? UBIKIT_FSCK_CORRECTED : rc;
 }

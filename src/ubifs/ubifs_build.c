@@ -150,12 +150,12 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 	}
 	if (!p.log_lebs)
 		p.log_lebs = calc_min_log_lebs(&p, p.max_bud_bytes) + 2;
-	if (p.log_lebs < MIN_LOG_LEBS || p.log_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT)
+	if (p.log_lebs < MIN_LOG_LEBS || (!p.kernel_limits && p.log_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT))
 		return util_err_set(e, -EINVAL, "mkfs: bad log LEB count %u", p.log_lebs);
 	if (p.log_lebs < calc_min_log_lebs(&p, p.max_bud_bytes))
 		return util_err_set(e, -EINVAL, "mkfs: too few log LEBs (%u) for a journal of %llu bytes, minimum %u",
 				    p.log_lebs, (unsigned long long)p.max_bud_bytes, calc_min_log_lebs(&p, p.max_bud_bytes));
-	if (p.orph_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT)
+	if (!p.kernel_limits && p.orph_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT)
 		return util_err_set(e, -EINVAL, "mkfs: bad orphan LEB count %u", p.orph_lebs);
 	if (p.max_bud_bytes < (uint64_t)p.leb_size * MIN_BUD_LEBS)
 		return util_err_set(e, -EINVAL, "mkfs: too small journal (%llu bytes), at least %llu",

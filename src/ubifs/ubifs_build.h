@@ -34,6 +34,8 @@ struct ubifs_build_params {
 	int double_hash;         /* format 5 with UBIFS_FLG_DOUBLE_HASH (kernel); 0: format 4 (mkfs.ubifs) */
 	int space_fixup;         /* superblock flag UBIFS_FLG_SPACE_FIXUP (mkfs.ubifs -F) */
 	uint8_t uuid[16];
+	int kernel_limits;       /* the kernel's superblock limits instead of mkfs.ubifs's (log and
+				  * orphan LEB counts of a small volume; fsck's rebuild keeps them) */
 };
 
 struct ubifs_build_stats {

@@ -3,7 +3,8 @@
  * included (garbage collection reads them), and erased space after the
  * last node. Problems go to the check's callback with their place. After an
  * unclean unmount on a read-only mount the torn tail of a journal LEB is
- * what recovery will fix, so only index LEBs are held to it then. */
+ * what recovery will fix, so only index LEBs are held to it then; a LEB
+ * with nothing live is never read again, so it is not read here. */
 #include <errno.h>
 
 #include "ubifs/ubifs_lpt.h"
@@ -19,6 +20,10 @@ int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned 
 		if (err == -ENOMEM)
 			return err;
 		if (err || lp.free >= fs->leb_size)
+			continue;
+		/* nothing live: GC unmaps it without reading it (kernel
+		 * ubifs_garbage_collect_leb), so a torn tail there is harmless */
+		if (lp.free + lp.dirty >= fs->leb_size && !(lp.flags & UBIFS_LPROPS_INDEX))
 			continue;
 		if (fs->read_only && fs->need_recovery && !(lp.flags & UBIFS_LPROPS_INDEX))
 			continue;
