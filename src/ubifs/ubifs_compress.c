@@ -17,6 +17,7 @@
 #endif
 #ifdef UBIKIT_HAVE_ZSTD
 #include <zstd.h>
+#include <zstd_errors.h>
 #endif
 
 #ifdef UBIKIT_HAVE_ZLIB
@@ -88,6 +89,8 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 			free(s);
 			fs->dctx_zlib = NULL;
 		}
+		if (r == Z_MEM_ERROR) /* inflate allocates its window at first use */
+			return -ENOMEM;
 		/* the kernel accepts a stream that fills the output exactly */
 		if (r != Z_STREAM_END && !(r == Z_BUF_ERROR && got == cap) && !(r == Z_OK && got == cap))
 			return -EINVAL;
@@ -101,7 +104,7 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 			return -ENOMEM;
 		size_t r = ZSTD_decompressDCtx(fs->dctx_zstd, out, cap, in, in_len);
 		if (ZSTD_isError(r))
-			return -EINVAL;
+			return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? -ENOMEM : -EINVAL;
 		*out_len = r;
 		return 0;
 	}

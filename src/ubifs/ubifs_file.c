@@ -144,6 +144,9 @@ static int read_block(struct ubifs_fs *fs, uint64_t inum, uint32_t block, uint8_
 	if (err == -EOPNOTSUPP)
 		return util_err_set(&fs->err, err, "data node of inode %llu block %u: compressor %s not built in",
 				    (unsigned long long)inum, block, ubifs_compr_name(d.compr_type));
+	if (err == -ENOMEM)
+		return util_err_set(&fs->err, err, "data node of inode %llu block %u: out of memory decompressing (%s)",
+				    (unsigned long long)inum, block, ubifs_compr_name(d.compr_type));
 	if (err || out_len != d.size)
 		return util_err_set(&fs->err, -EINVAL,
 				    "data node of inode %llu block %u at LEB %u:%u (%s, %u stored bytes): decompresses to %zu bytes, expected %u%s",
