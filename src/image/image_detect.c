@@ -23,6 +23,7 @@
 #include "ubi/ubi_media.h"
 #include "util/util_crc.h"
 #include "util/util_endian.h"
+#include "util/util_size.h"
 
 #define UBIFS_NODE_MAGIC 0x06101831u
 #define UBIFS_SB_NODE 6
@@ -68,16 +69,6 @@ static void how_add(struct ubikit_image_geo *g, const char *fmt, ...)
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
-}
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
 }
 
 /* A UBIFS superblock node (magic, type, length, CRC) in buf[0..4096)? */
@@ -321,9 +312,9 @@ static int detect_ubi(int fd, const struct ubikit_image_opts *o, struct ubikit_i
 	}
 	uint64_t stride = 0;
 	for (int i = 1; i < n_ec; i++)
-		stride = gcd64(stride, ec_off[i] - ec_off[0]);
+		stride = util_gcd64(stride, ec_off[i] - ec_off[0]);
 	if (stride)
-		stride = gcd64(stride, ec_off[0]) ? gcd64(stride, ec_off[0]) : stride;
+		stride = util_gcd64(stride, ec_off[0]) ? util_gcd64(stride, ec_off[0]) : stride;
 	how_add(g, "found %d EC headers (first at offset %" PRIu64 ", VID header offset %u, data offset %u);", n_ec,
 		ec_off[0], first.vid_hdr_offset, first.data_offset);
 	if (o->peb_size && o->page_size && o->oob_size) {

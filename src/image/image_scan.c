@@ -20,6 +20,7 @@
 #include "image/image.h"
 #include "ubi/ubi_media.h"
 #include "util/util_endian.h"
+#include "util/util_size.h"
 
 #define SCAN_BUF (1u << 20)
 #define STRIDE_HEADERS 16
@@ -27,16 +28,6 @@
 #define GAP_LIMIT (256ull << 20)
 /* Headers of one device are never further apart than this (a 32 MiB PEB). */
 #define HDR_GAP_LIMIT (32ull << 20)
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 static int read_hdr(int fd, uint64_t off, uint8_t *h)
 {
@@ -111,7 +102,7 @@ int image_scan_ubi_devs(int fd, uint64_t file_size, struct ubikit_image_ubi_dev 
 			uint64_t b = find_ec(fd, file_size, at + first.data_offset, HDR_GAP_LIMIT, buf, &eh);
 			if (b == UINT64_MAX || !same_dev(&first, &eh) || b - last > HDR_GAP_LIMIT)
 				break;
-			stride = gcd64(stride, b - a);
+			stride = util_gcd64(stride, b - a);
 			last = at = b;
 		}
 		struct ubikit_image_ubi_dev *d = &devs[n];

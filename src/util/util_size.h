@@ -21,6 +21,17 @@ int util_parse_uint(const char *text, uint64_t *out);
 int util_parse_size_in(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 int util_parse_uint_in(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* The units accepted, for error messages. */
+/* Greatest common divisor (0 when both are 0): strides of headers in a dump. */
+static inline uint64_t util_gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 #define UTIL_SIZE_UNITS "KiB, MiB, GiB, TiB (or K, M, G, T: powers of 1024)"
 
 #endif
