@@ -129,8 +129,25 @@ static void node_detail(const struct ubifs_scan_node *n, char *d, size_t dl)
 			snprintf(d, dl, "cmt_no %" PRIu64, ubifs_cs_cmt_no(n->node));
 		break;
 	case 11:
-		if (n->len >= UBIFS_ORPH_NODE_SZ + 8)
-			snprintf(d, dl, "%u orphans", ubifs_orph_count(n->len));
+		if (n->len >= UBIFS_ORPH_NODE_SZ + 8) {
+			/* cmt_no (bit 63: the last orphan node of that commit), then the inode numbers */
+			uint64_t cmt = 0;
+			for (int b = 7; b >= 0; b--)
+				cmt = cmt << 8 | n->node[UBIFS_CH_SZ + b];
+			unsigned cnt = ubifs_orph_count(n->len);
+			size_t at = (size_t)snprintf(d, dl, "cmt_no %" PRIu64 "%s, %u orphans:", cmt & ~(UINT64_C(1) << 63),
+						     (cmt >> 63) ? " (last)" : "", cnt);
+			for (unsigned i = 0; i < cnt && at < dl; i++) {
+				uint64_t inum = 0;
+				for (int b = 7; b >= 0; b--)
+					inum = inum << 8 | n->node[UBIFS_ORPH_NODE_SZ + 8 * i + (unsigned)b];
+				if (i == 32) {
+					snprintf(d + at, dl - at, " ...");
+					break;
+				}
+				at += (size_t)snprintf(d + at, dl - at, " %" PRIu64, inum);
+			}
+		}
 		break;
 	}
 }

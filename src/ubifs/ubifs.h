@@ -220,6 +220,10 @@ int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsign
 /* fsck's read-back of every main-area LEB in use (ubifs_fsck_scan.c):
  * node headers and CRCs, erased space; problems to cb; *lebs += LEBs read. */
 int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems, uint64_t *lebs);
+/* fsck's in-place repair of a read-write mount (ubifs_fsck_fix.c): what the
+ * index can mend without a rebuild (xattr inodes no entry names), each fix
+ * to cb, *fixed = how many; a commit when anything changed. */
+int ubifs_fsck_fix(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *fixed);
 
 /* One step of background garbage collection (ubifs_gc.c): a commit when
  * the journal asks for one, else one LEB with at least half of it dirty is
