@@ -275,11 +275,16 @@ static int fix_cb(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64
 	return fs_fsck_add(ctx, UBIKIT_FSCK_FIXED, -1, lnum, offs, inum, NULL, "%s", msg);
 }
 
-int fs_fsck_fix(struct ubikit_fs *fs, struct ubikit_fsck_report *rep, unsigned long *fixed)
+static int fix_dry_cb(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint64_t inum)
+{
+	return fs_fsck_add(ctx, 0, -1, lnum, offs, inum, NULL, "%s", msg);
+}
+
+int fs_fsck_fix(struct ubikit_fs *fs, int dry_run, struct ubikit_fsck_report *rep, unsigned long *fixed)
 {
 	if (!fs || !rep)
 		return -EINVAL;
-	return ubifs_fsck_fix(fs_ubifs(fs), fix_cb, rep, fixed);
+	return ubifs_fsck_fix(fs_ubifs(fs), dry_run, dry_run ? fix_dry_cb : fix_cb, rep, fixed);
 }
 
 int fs_fsck_read_sb(struct ubi_vol_io *vol, char *msg, size_t msglen)

@@ -14,8 +14,9 @@ int fs_fsck_add(struct ubikit_fsck_report *r, unsigned flags, int64_t peb, int64
 
 struct ubikit_fs;
 /* fsck's in-place repair of a read-write mount (ubifs_fsck_fix): every fix
- * a FIXED problem in rep, *fixed how many. 0 or negative errno. */
-int fs_fsck_fix(struct ubikit_fs *fs, struct ubikit_fsck_report *rep, unsigned long *fixed);
+ * a FIXED problem in rep, *fixed how many. dry_run: the fixes it would make
+ * (not flagged FIXED), any mount. 0 or negative errno. */
+int fs_fsck_fix(struct ubikit_fs *fs, int dry_run, struct ubikit_fsck_report *rep, unsigned long *fixed);
 
 struct ubi_vol_io;
 /* Read and check the superblock (LEB 0) of a volume without mounting;

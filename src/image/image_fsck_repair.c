@@ -1,8 +1,9 @@
 /* image_fsck_repair — repairing an image after the check found problems
  * (ubikit_fsck_image with -a / -y), gentlest first:
- *  1. when the file system mounted, in place (fs_fsck_fix -> ubifs_fsck_fix:
- *     what the index can mend, nothing lost), then checked again from
- *     scratch: clean means corrected, and nothing else is touched;
+ *  1. in place (fs_fsck_fix -> ubifs_fsck_fix: what the index can mend,
+ *     nothing lost), when a dry run on a read-only mount shows that it
+ *     covers every problem of the check; then checked again from scratch:
+ *     clean means corrected, and nothing else was touched;
  *  2. else the volume is rebuilt from the nodes found on flash
  *     (fs_fsck_rebuild -> ubifs_rebuild), then checked again from scratch;
  *     only a clean second check counts as corrected. -a first runs the
@@ -54,6 +55,38 @@ static int check_again(const char *path, const struct ubikit_image_opts *o, stru
 	return rc;
 }
 
+/* Do the in-place fixes (a dry run on a read-only mount) cover every
+ * problem the check found? Only then is the image opened for writing: a
+ * read-write mount of a damaged file system (recovery, commit) is itself a
+ * write, and -a promises none unless it repairs without loss. */
+static int in_place_covers(const char *path, const struct ubikit_image_opts *io_ro,
+			   const struct ubikit_fsck_report *rep)
+{
+	struct ubikit_image *img = NULL;
+	char m[1024] = "";
+	if (ubikit_image_open(path, io_ro, &img, m, sizeof(m)) || !ubikit_image_fs(img)) {
+		if (img)
+			ubikit_image_close(img);
+		return 0;
+	}
+	struct ubikit_fsck_report would;
+	ubikit_fsck_report_init(&would);
+	unsigned long n = 0;
+	int err = fs_fsck_fix(ubikit_image_fs(img), 1, &would, &n);
+	ubikit_image_close(img);
+	int covers = !err && n > 0 && rep->count > 0;
+	for (size_t i = 0; covers && i < rep->count; i++) {
+		const struct ubikit_fsck_problem *p = &rep->problems[i];
+		int found = 0;
+		for (size_t j = 0; !found && j < would.count; j++)
+			found = p->inum && would.problems[j].inum == p->inum;
+		if (!found || (p->flags & UBIKIT_FSCK_FATAL))
+			covers = 0;
+	}
+	ubikit_fsck_report_free(&would);
+	return covers;
+}
+
 /* Step 1. Returns CORRECTED when the in-place fixes left a clean file
  * system, OPERROR when it failed, else -1: go on with the rebuild. */
 static int repair_in_place(const char *path, const struct ubikit_image_opts *o, struct ubikit_fsck_report *rep,
@@ -64,8 +97,10 @@ static int repair_in_place(const char *path, const struct ubikit_image_opts *o, 
 		io = *o;
 	else
 		ubikit_image_opts_init(&io);
+	io.flags &= ~(unsigned)(UBIKIT_IMAGE_NO_MOUNT | UBIKIT_IMAGE_RDWR);
+	if (!in_place_covers(path, &io, rep))
+		return -1;
 	io.flags |= UBIKIT_IMAGE_RDWR;
-	io.flags &= ~(unsigned)UBIKIT_IMAGE_NO_MOUNT;
 	struct ubikit_image *img = NULL;
 	char m[1024] = "";
 	if (ubikit_image_open(path, &io, &img, m, sizeof(m)) || !ubikit_image_fs(img)) {
@@ -76,7 +111,7 @@ static int repair_in_place(const char *path, const struct ubikit_image_opts *o, 
 	struct ubikit_fsck_report fixes;
 	ubikit_fsck_report_init(&fixes);
 	unsigned long fixed = 0;
-	int err = fs_fsck_fix(ubikit_image_fs(img), &fixes, &fixed);
+	int err = fs_fsck_fix(ubikit_image_fs(img), 0, &fixes, &fixed);
 	char cm[512] = "";
 	int cerr = ubikit_image_close_msg(img, cm, sizeof(cm));
 	for (size_t i = 0; i < fixes.count; i++)

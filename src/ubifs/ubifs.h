@@ -222,8 +222,9 @@ int ubifs_check_report(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsign
 int ubifs_fsck_scan(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *problems, uint64_t *lebs);
 /* fsck's in-place repair of a read-write mount (ubifs_fsck_fix.c): what the
  * index can mend without a rebuild (xattr inodes no entry names), each fix
- * to cb, *fixed = how many; a commit when anything changed. */
-int ubifs_fsck_fix(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *fixed);
+ * to cb (with its inode), *fixed = how many; a commit when anything
+ * changed. dry_run: report only (any mount). */
+int ubifs_fsck_fix(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *fixed);
 
 /* One step of background garbage collection (ubifs_gc.c): a commit when
  * the journal asks for one, else one LEB with at least half of it dirty is

@@ -8,7 +8,9 @@
  *    xattr entries with them) but keeps the xattr inodes, orphans too, as
  *    their link count is 1 (kernel bugzilla 218661). Nothing reaches them
  *    any more; they are removed with all their nodes.
- * Then a commit, so that the repair is on flash as one step. */
+ * Then a commit, so that the repair is on flash as one step. A dry run
+ * (read-only mounts too) only reports what it would do: the image layer
+ * goes in place only when that covers every problem the check found. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +79,11 @@ static int collect(struct ubifs_fs *fs, struct fix_set *xino, struct fix_set *na
 	return err == -ENOENT ? 0 : err;
 }
 
-int ubifs_fsck_fix(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned long *fixed)
+int ubifs_fsck_fix(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *fixed)
 {
-	if (!fs || fs->read_only)
+	if (!fs)
+		return -EINVAL;
+	if (!dry_run && fs->read_only)
 		return -EROFS;
 	struct fix_set xino = {0}, named = {0};
 	unsigned long n = 0;
@@ -89,18 +93,18 @@ int ubifs_fsck_fix(struct ubifs_fs *fs, ubifs_check_cb cb, void *ctx, unsigned l
 	for (size_t i = 0; !err && i < xino.n; i++) {
 		if (set_has(&named, xino.v[i]))
 			continue;
-		err = ubifs_tnc_remove_ino(fs, xino.v[i]);
-		if (err)
+		if (!dry_run && (err = ubifs_tnc_remove_ino(fs, xino.v[i])))
 			break;
 		n++;
 		if (cb) {
 			char msg[160];
 			snprintf(msg, sizeof(msg),
-				 "xattr inode %u has no entry naming it (its host was deleted): removed", xino.v[i]);
+				 "xattr inode %u has no entry naming it (its host was deleted): %s", xino.v[i],
+				 dry_run ? "to be removed" : "removed");
 			err = cb(ctx, msg, -1, -1, xino.v[i]);
 		}
 	}
-	if (!err && n)
+	if (!err && n && !dry_run)
 		err = ubifs_commit(fs);
 	free(xino.v);
 	free(named.v);
