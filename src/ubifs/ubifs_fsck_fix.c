@@ -8,6 +8,9 @@
  *    xattr entries with them) but keeps the xattr inodes, orphans too, as
  *    their link count is 1 (kernel bugzilla 218661). Nothing reaches them
  *    any more; they are removed with all their nodes.
+ * The same sweep (ubifs_xattr_sweep) serves the replay: a deletion that
+ * met a dangling xattr entry (its LEB reused after the commit) could not
+ * learn the xattr inode's number.
  * Then a commit, so that the repair is on flash as one step. A dry run
  * (read-only mounts too) only reports what it would do: the image layer
  * goes in place only when that covers every problem the check found. */
@@ -60,6 +63,16 @@ static int collect(struct ubifs_fs *fs, struct fix_set *xino, struct fix_set *na
 		unsigned type = ubifs_key_type(&zb.key);
 		if (type == UBIFS_INO_KEY || type == UBIFS_DENT_KEY || type == UBIFS_XENT_KEY) {
 			err = ubifs_tnc_read_leaf(fs, &zb, fs->nbuf);
+			if (err == -EINVAL && fs->replaying && type == UBIFS_INO_KEY) {
+				/* the replay's sweep: an inode branch whose node is
+				 * gone (the xattr inode of a deleted file, in a LEB
+				 * reused after the commit) counts as a candidate; one
+				 * an entry names is kept */
+				if ((err = set_add(xino, zb.key.inum)) != 0)
+					return err;
+				err = ubifs_tnc_next(fs, &pos);
+				continue;
+			}
 			if (err)
 				return err;
 			if (type == UBIFS_INO_KEY) {
@@ -79,12 +92,8 @@ static int collect(struct ubifs_fs *fs, struct fix_set *xino, struct fix_set *na
 	return err == -ENOENT ? 0 : err;
 }
 
-int ubifs_fsck_fix(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *fixed)
+int ubifs_xattr_sweep(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *fixed)
 {
-	if (!fs)
-		return -EINVAL;
-	if (!dry_run && fs->read_only)
-		return -EROFS;
 	struct fix_set xino = {0}, named = {0};
 	unsigned long n = 0;
 	int err = collect(fs, &xino, &named);
@@ -104,10 +113,23 @@ int ubifs_fsck_fix(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ct
 			err = cb(ctx, msg, -1, -1, xino.v[i]);
 		}
 	}
-	if (!err && n && !dry_run)
-		err = ubifs_commit(fs);
 	free(xino.v);
 	free(named.v);
+	if (fixed)
+		*fixed = n;
+	return err;
+}
+
+int ubifs_fsck_fix(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *fixed)
+{
+	if (!fs)
+		return -EINVAL;
+	if (!dry_run && fs->read_only)
+		return -EROFS;
+	unsigned long n = 0;
+	int err = ubifs_xattr_sweep(fs, dry_run, cb, ctx, &n);
+	if (!err && n && !dry_run)
+		err = ubifs_commit(fs);
 	if (fixed)
 		*fixed = n;
 	return err;

@@ -82,6 +82,7 @@ struct ubifs_fs {
 	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
 	int in_commit;
 	int replaying;
+	uint32_t replay_dangling_xents; /* xattr entries of deleted inodes found dangling by the replay */
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
@@ -190,6 +191,9 @@ void ubifs_now(const struct ubifs_fs *fs, int64_t *sec, uint32_t *nsec);
 int ubifs_check_rw(struct ubifs_fs *fs);
 int ubifs_new_inode(struct ubifs_fs *fs, const struct ubifs_inode *dir, uint32_t mode, uint32_t uid, uint32_t gid,
 		    struct ubifs_inode *ui);
+/* Remove the xattr inodes of the index that no xattr entry names, each to cb
+ * (may be NULL), *n how many; no commit (ubifs_fsck_fix.c). dry_run: count. */
+int ubifs_xattr_sweep(struct ubifs_fs *fs, int dry_run, ubifs_check_cb cb, void *ctx, unsigned long *n);
 /* Run a commit (ubifs_commit.c): journal -> index, LPT, new master, log reset. */
 int ubifs_commit(struct ubifs_fs *fs);
 

@@ -455,7 +455,14 @@ static int replay_journal(struct ubifs_fs *fs);
 int ubifs_replay_journal(struct ubifs_fs *fs)
 {
 	fs->replaying = 1;
+	fs->replay_dangling_xents = 0;
 	int err = replay_journal(fs);
+	/* deletions that met dangling xattr entries left their xattr inodes
+	 * without an entry (the kernel leaves them so, and its self-check
+	 * then refuses the mount): removed, still accounted as replay */
+	unsigned long swept = 0;
+	if (!err && fs->replay_dangling_xents)
+		err = ubifs_xattr_sweep(fs, 0, NULL, NULL, &swept);
 	fs->replaying = 0;
 	return err;
 }

@@ -12,12 +12,17 @@
  *  - recovery with no empty LEB (kernel ubifs_rcvry_gc_commit): a full
  *    file system cut with a GC bud in the journal mounts read-write by
  *    collecting a dirty LEB into the GC head.
+ *  - the replay of a file's deletion whose xattr entry (and xattr inode)
+ *    the committed index names in a LEB garbage-collected since: the
+ *    dangling branches are dropped and the xattr inode swept (Linux 6.1
+ *    keeps that inode and its self-check then refuses the mount).
  * UBIKIT_RWGAPS_EXPORT=DIR writes results (after the recovery mount and
  * more writes, unmounted and mounted again) as bare UBIFS images
  * (DIR/NAME.img) with the tree ubikit sees (DIR/NAME.manifest, the format
  * of tests/tools/ubifs_manifest.sh) for the kernel's judgement
  * (tests/vm/ubifs_rwgaps_kernel.sh): one of each kind (c1: consolidated
- * log, g1: recovery GC), or many with UBIKIT_LONG_TESTS=1. */
+ * log, g1: recovery GC, x1: a deletion replayed over a dangling xattr
+ * entry), or many with UBIKIT_LONG_TESTS=1. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -34,6 +39,10 @@
 #include "ubi/ubi_vol_io.h"
 #include "ubifs/ubifs.h"
 #include "ubifs/ubifs_format.h"
+#include "ubifs/ubifs_gc.h"
+#include "ubifs/ubifs_journal.h"
+#include "ubifs/ubifs_media.h"
+#include "ubifs/ubifs_tnc.h"
 #include "ubifs_test_manifest.h"
 
 /* ---- an in-memory volume with a power cut ---- */
@@ -516,11 +525,108 @@ static void t_rcvry_gc(void **state)
 	assert_true(via_gc > 0);
 }
 
+/* ---- the replay of a deletion meets a dangling xattr entry ---- */
+
+/* the index's branch for key (inum, type) at or after hash 0: its LEB, and
+ * the inode a (x)entry names */
+static uint32_t branch_lnum(struct ubikit_fs *fs, uint64_t inum, unsigned type, uint64_t *target)
+{
+	struct ubifs_fs *u = fs_ubifs(fs);
+	struct ubifs_key k = ubifs_key_make((uint32_t)inum, type, 0);
+	struct ubifs_tnc_pos pos;
+	assert_int_equal(ubifs_tnc_seek(u, &k, 0, &pos), 0);
+	struct ubifs_zbranch zb = *ubifs_tnc_at(&pos);
+	assert_int_equal(zb.key.inum, inum);
+	assert_int_equal(ubifs_key_type(&zb.key), type);
+	if (target) {
+		static uint8_t node[UBIFS_MAX_NODE_SZ];
+		assert_int_equal(ubifs_tnc_read_leaf(u, &zb, node), 0);
+		struct ubifs_dent_node d;
+		ubifs_dent_unpack(node, &d);
+		*target = d.inum;
+	}
+	return zb.lnum;
+}
+
+/* A file with an xattr, committed; then deleted in the journal, and the
+ * LEB holding its xattr entry, now all dirt, collected and unmapped (the
+ * kernel's GC frees such a LEB at once; a journal head may reuse it). After
+ * a power cut the committed index still names the entry there, and the
+ * replay of the file's deletion walks its xattr entries: that branch is
+ * dangling, as the replay's name lookups already accept (kernel
+ * fallible_resolve_collision). The mount must succeed, the file and its
+ * xattr inode be gone, the check pass. (Torture seed 201 met it.) */
+static void t_replay_dangling_xent(void **state)
+{
+	(void)state;
+	struct memvol m;
+	mv_init(&m, NAND_LEB, C_LEBS, NAND_IO);
+	struct util_err e = {0};
+	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
+	if (ubifs_format(&m.vol, &fo, &e))
+		fail_msg("format: %s", e.msg);
+	struct ubikit_fs *fs = mount_ok(&m, "write");
+	assert_int_equal(put_file(fs, "/h", 100, 1), 0);
+	static char val[300];
+	memset(val, 'v', sizeof(val));
+	assert_int_equal(ubikit_setxattr(fs, "/h", "user.a", val, sizeof(val), UBIKIT_XATTR_CREATE), 0);
+	struct ubikit_stat st;
+	assert_int_equal(ubikit_stat(fs, "/h", &st), 0);
+	uint64_t host = st.ino, xinum = 0;
+	uint32_t a = branch_lnum(fs, host, UBIFS_XENT_KEY, &xinum);
+	assert_true(xinum > host);
+	/* more entries until the base head has left LEB a */
+	char path[64];
+	int n = 0;
+	for (; n < 2000; n++) {
+		snprintf(path, sizeof(path), "/n%d", n);
+		struct ubikit_file *f;
+		assert_int_equal(ubikit_open(fs, path, O_CREAT | O_WRONLY, 0644, &f), 0);
+		assert_int_equal(ubikit_close(f), 0);
+		assert_int_equal(ubikit_stat(fs, path, &st), 0);
+		if (branch_lnum(fs, st.ino, UBIFS_INO_KEY, NULL) != a)
+			break;
+	}
+	assert_true(n < 2000);
+	assert_int_equal(ubikit_sync(fs), 0); /* the committed index: the xattr entry in LEB a */
+	assert_int_equal(ubikit_unlink(fs, "/h"), 0);
+	for (int i = 1; i <= n; i++) { /* /n0 stays: GC has a node to move */
+		snprintf(path, sizeof(path), "/n%d", i);
+		assert_int_equal(ubikit_unlink(fs, path), 0);
+	}
+	assert_int_equal(ubifs_jnl_sync_all(fs_ubifs(fs)), 0);
+	/* GC collects LEB a (moves /n0's nodes to the GC head) */
+	for (int i = 0; i < 8 && m.mapped[a]; i++) {
+		/* kept as the GC LEB (then -ENOSPC: nothing else to collect), unmapped */
+		int r = ubifs_garbage_collect(fs_ubifs(fs), 1);
+		if (r < 0 && r != -ENOSPC)
+			fail_msg("GC: %d (%s)", r, ubikit_errmsg(fs));
+	}
+	assert_false(m.mapped[a]);
+	/* power cut now */
+	struct memvol c;
+	mv_copy(&c, &m);
+	ubikit_unmount(fs); /* the abandoned mount: its state goes with it */
+	mv_free(&m);
+	struct ubikit_fs *cfs = mount_ok(&c, "after the cut");
+	check(cfs, "after the cut");
+	assert_int_equal(ubikit_stat(cfs, "/h", &st), -ENOENT);
+	assert_int_equal(ubikit_stat_ino(cfs, xinum, &st), -ENOENT);
+	assert_int_equal(ubikit_stat(cfs, "/n0", &st), 0);
+	assert_int_equal(ubikit_stat(cfs, "/n1", &st), -ENOENT);
+	assert_int_equal(ubikit_unmount(cfs), 0);
+	cfs = mount_ok(&c, "mounted again");
+	check(cfs, "mounted again");
+	unmount_export(&c, cfs, "x", 1); /* for the kernel's judgement */
+	mv_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_log_consolidate),
 		cmocka_unit_test(t_rcvry_gc),
+		cmocka_unit_test(t_replay_dangling_xent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

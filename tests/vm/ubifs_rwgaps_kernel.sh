@@ -1,8 +1,9 @@
 #!/bin/bash
 # The Linux kernel judges the read-write mount's recoveries of
 # test_ubifs_rwgaps (label vm): the images ubikit left after consolidating
-# a full log (c*) and after recovering a full file system by GC into the
-# GC head (g*), each recovered, written to, committed and unmounted by
+# a full log (c*), after recovering a full file system by GC into the
+# GC head (g*) and after replaying a deletion over dangling xattr branches
+# (x*), each recovered, written to, committed and unmounted by
 # ubikit, become UBI volumes of one NAND flash (2 KiB pages, 128 KiB
 # blocks). The kernel mounts every one with --ubifs-checks --strict (index,
 # LPT against a scan of every LEB, orphans, every inode, at mount, commit
