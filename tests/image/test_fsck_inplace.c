@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "image/image_test_unpack.h"
 #include <zlib.h>
 #include <ubikit/fsck.h>
 #include <ubikit/image.h>
@@ -41,19 +42,7 @@
 
 static void unpack(void)
 {
-	mkdir(WORK, 0755);
-	gzFile in = gzopen(DATA ".img.gz", "rb");
-	assert_non_null(in);
-	FILE *out = fopen(IMG, "wb");
-	assert_non_null(out);
-	static char buf[1 << 16];
-	int n;
-	while ((n = gzread(in, buf, sizeof(buf))) > 0)
-		assert_int_equal(fwrite(buf, 1, (size_t)n, out), (size_t)n);
-	assert_int_equal(n, 0);
-	gzclose(in);
-	assert_int_equal(fclose(out), 0);
-	unlink(IMG ".sim");
+	image_test_unpack(DATA ".img.gz", WORK, IMG);
 }
 
 static struct ubikit_image *open_img(int rdwr)

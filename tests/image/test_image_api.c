@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "image/image_test_unpack.h"
 #include <zlib.h>
 #include <ubikit/image.h>
 #include <ubikit/ubikit.h>
@@ -34,21 +35,7 @@
 
 static void unpack(void)
 {
-	mkdir(WORK, 0755);
-	gzFile in = gzopen(DATA ".img.gz", "rb");
-	assert_non_null(in);
-	FILE *out = fopen(IMG, "wb");
-	assert_non_null(out);
-	static char buf[1 << 16];
-	int n;
-	while ((n = gzread(in, buf, sizeof(buf))) > 0)
-		assert_int_equal(fwrite(buf, 1, (size_t)n, out), (size_t)n);
-	assert_int_equal(n, 0);
-	gzclose(in);
-	assert_int_equal(fclose(out), 0);
-	char side[512];
-	snprintf(side, sizeof(side), "%s.sim", IMG);
-	unlink(side);
+	image_test_unpack(DATA ".img.gz", WORK, IMG);
 }
 
 static void file_md5(struct ubikit_fs *fs, const char *path, char hex[33])
