@@ -21,51 +21,25 @@ RUNS=${RUNS:-3}
 COMPRS=${COMPRS:-"lzo zstd zlib"}
 command -v mkfs.ubifs >/dev/null || { echo "mkfs.ubifs not installed"; exit 77; }
 rm -rf "$W"
-mkdir -p "$W/tree"
-sample() { # DIR EVERY: every EVERY-th regular file of DIR (sorted), with its path
-	[ -d "$1" ] || return 0
-	(cd / && find "${1#/}" -type f | LC_ALL=C sort | awk -v k="$2" 'NR % k == 0' |
-		cpio -pdm --quiet "$W/tree" 2>/dev/null) || true
-}
-if [ -n "$SRCS" ]; then
-	for d in $SRCS; do
-		[ -d "$d" ] && cp -a "$d" "$W/tree/$(echo "$d" | tr / _)"
-	done
-else
-	sample /usr/share/doc 2
-	sample /usr/share/man 8
-	sample /usr/share/locale 4
-	sample /usr/lib/python3 1
-	for d in /usr/lib/python3.[0-9]*; do sample "$d" 2; done
-	SRCS="every 2nd file of /usr/share/doc, 8th of /usr/share/man, 4th of /usr/share/locale, all of /usr/lib/python3, every 2nd of $(echo /usr/lib/python3.[0-9]*)"
-fi
+# shellcheck source=bench/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+real_tree "$W/tree"
+SRCS=$REAL_TREE_DESC
 files=$(find "$W/tree" -type f | wc -l)
 mib=$(du -sm --apparent-size "$W/tree" | cut -f1)
 echo "tree: $files files, $mib MiB ($SRCS); $(nproc) CPUs; geometry $GEOMETRY; best of $RUNS"
 # warm the page cache once: both tools then read from memory
 tar -cf - -C "$W/tree" . >/dev/null
-t() { # label, command...: best of RUNS
-	local label=$1 best="" cpu="" load=""
-	shift
-	for _ in $(seq 1 "$RUNS"); do
-		/usr/bin/time -f '%e %U %S' -o "$W/time" "$@" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
-		read -r e u s <"$W/time"
-		if [ -z "$best" ] || awk "BEGIN{exit !($e < $best)}"; then
-			best=$e cpu=$(awk "BEGIN{print $u + $s}") load=$(cut -d' ' -f1 /proc/loadavg)
-		fi
-	done
-	printf '%-32s %7.2f s wall %7.2f s CPU (load %s)' "$label" "$best" "$cpu" "$load"
-}
 for c in $COMPRS; do
 	# shellcheck disable=SC2086
-	t "mkfs.ubifs -x $c" mkfs.ubifs -r "$W/tree" $GEOMETRY -x $c -o "$W/mtd-$c.img"
+	best_of "mkfs.ubifs -x $c" mkfs.ubifs -r "$W/tree" $GEOMETRY -x $c -o "$W/mtd-$c.img"
 	echo "  $(stat -c %s "$W/mtd-$c.img") bytes"
 	# shellcheck disable=SC2086
 	export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000} # 1 and N threads must give the same bytes
-	t "ubikit mkfs -x $c --threads 1" "$UBIKIT" mkfs --threads 1 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk1-$c.img"
+	best_of "ubikit mkfs -x $c --threads 1" "$UBIKIT" mkfs --threads 1 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk1-$c.img"
 	echo "  $(stat -c %s "$W/uk1-$c.img") bytes"
 	# shellcheck disable=SC2086
-	t "ubikit mkfs -x $c --threads 2" "$UBIKIT" mkfs --threads 2 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk-$c.img"
+	best_of "ubikit mkfs -x $c --threads 2" "$UBIKIT" mkfs --threads 2 -r "$W/tree" $GEOMETRY -x $c -o "$W/uk-$c.img"
 	echo "  $(stat -c %s "$W/uk-$c.img") bytes"
 	cmp -s "$W/uk1-$c.img" "$W/uk-$c.img" || echo "  NOTE: 1 thread and 2 threads gave different images"
 	awk -v a="$(stat -c %s "$W/mtd-$c.img")" -v b="$(stat -c %s "$W/uk-$c.img")" \

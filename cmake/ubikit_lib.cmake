@@ -38,6 +38,11 @@ if(UBIKIT_WITH_LZO)
   string(APPEND ubikit_pc_requires " lzo2")
   list(APPEND ubikit_static_install_deps lzo2)
 endif()
+if(UBIKIT_WITH_LIBDEFLATE)
+  list(APPEND ubikit_lib_deps PkgConfig::LIBDEFLATE)
+  string(APPEND ubikit_pc_requires " libdeflate")
+  list(APPEND ubikit_static_install_deps deflate)
+endif()
 if(UBIKIT_WITH_ZSTD)
   list(APPEND ubikit_lib_deps PkgConfig::ZSTD)
   string(APPEND ubikit_pc_requires " libzstd")
@@ -58,7 +63,8 @@ target_include_directories(ubikit_shared INTERFACE $<INSTALL_INTERFACE:${CMAKE_I
 add_library(ubikit_static STATIC ${ubikit_lib_objects})
 set_target_properties(ubikit_static PROPERTIES OUTPUT_NAME ubikit EXPORT_NAME ubikit_static)
 # Inside the build the imported targets; once installed, the plain names
-# (the package config finds ZLIB and Threads; lzo2 and zstd are system libraries).
+# (the package config finds ZLIB and Threads; lzo2, libdeflate and zstd are
+# system libraries).
 target_link_libraries(ubikit_static INTERFACE
   $<BUILD_INTERFACE:${ubikit_lib_deps}>
   $<INSTALL_INTERFACE:${ubikit_static_install_deps}>)

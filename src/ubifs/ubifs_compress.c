@@ -2,7 +2,11 @@
  * (raw deflate with the kernel's 2 KiB window: the kernel inflates with
  * 11 window bits, so a larger window would not read back there) and zstd.
  * Compressors can be compiled out; a data node using one then fails with a
- * clear error, and writing falls back to no compression. */
+ * clear error, and writing falls back to no compression. zlib nodes are read
+ * with libdeflate where it is built in (two to three times faster than
+ * zlib's inflate, which was most of an extract's time); a node libdeflate
+ * does not decode completely goes to zlib, whose rules (the kernel's) then
+ * decide, so what reads back never depends on which library is built in. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,9 @@
 #endif
 #ifdef UBIKIT_HAVE_ZLIB
 #include <zlib.h>
+#endif
+#ifdef UBIKIT_HAVE_LIBDEFLATE
+#include <libdeflate.h>
 #endif
 #ifdef UBIKIT_HAVE_ZSTD
 #include <zstd.h>
@@ -40,6 +47,10 @@ static z_stream *zlib_ctx(struct ubifs_fs *fs)
 
 void ubifs_decompress_free(struct ubifs_fs *fs)
 {
+#ifdef UBIKIT_HAVE_LIBDEFLATE
+	libdeflate_free_decompressor(fs->dctx_deflate);
+	fs->dctx_deflate = NULL;
+#endif
 #ifdef UBIKIT_HAVE_ZLIB
 	if (fs->dctx_zlib) {
 		inflateEnd(fs->dctx_zlib);
@@ -75,6 +86,19 @@ int ubifs_decompress(struct ubifs_fs *fs, const void *in, size_t in_len, void *o
 #endif
 #ifdef UBIKIT_HAVE_ZLIB
 	case UBIFS_COMPR_ZLIB: {
+#ifdef UBIKIT_HAVE_LIBDEFLATE
+		if (!fs->dctx_deflate)
+			fs->dctx_deflate = libdeflate_alloc_decompressor();
+		if (fs->dctx_deflate) {
+			size_t used, got;
+			/* bytes after the final block are ignored, as zlib does */
+			if (libdeflate_deflate_decompress_ex(fs->dctx_deflate, in, in_len, out, cap, &used, &got) ==
+			    LIBDEFLATE_SUCCESS) {
+				*out_len = got;
+				return 0;
+			}
+		}
+#endif
 		z_stream *s = zlib_ctx(fs);
 		if (!s)
 			return -ENOMEM;

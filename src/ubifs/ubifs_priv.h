@@ -69,8 +69,9 @@ struct ubifs_fs {
 
 	/* decompression contexts, made at first use and kept until unmount
 	 * (a zstd context per 4 KiB block cost a quarter of an extract):
-	 * ZSTD_DCtx and z_stream, opaque here (ubifs_compress.c) */
-	void *dctx_zstd, *dctx_zlib;
+	 * ZSTD_DCtx, z_stream and libdeflate_decompressor, opaque here
+	 * (ubifs_compress.c) */
+	void *dctx_zstd, *dctx_zlib, *dctx_deflate;
 
 	struct ubifs_tnc tnc;
 
