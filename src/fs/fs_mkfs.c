@@ -4,8 +4,8 @@
  *    that order from 65 (as mkfs.ubifs: UBIFS_FIRST_INO + 1), the root 1;
  * 2. compress: regular files cut into chunks of up to 1 MiB, compressed by
  *    worker threads into packed data nodes (zero blocks and holes left
- *    out, as mkfs.ubifs does); at most WINDOW chunks are ahead of the
- *    writer, so memory stays bounded;
+ *    out, as mkfs.ubifs does), small files taken in batches; at most
+ *    WINDOW_BLOCKS are ahead of the writer, so memory stays bounded;
  * 3. write: in tree order — per inode its data (chunks in order), its
  *    xattrs (an entry and an xattr inode each, names sorted), its
  *    directory entries, then the inode — through ubifs_build, which does
@@ -35,7 +35,8 @@
 #include "util/util_endian.h"
 
 #define CHUNK_BLOCKS 256 /* 1 MiB of file per compression job */
-#define WINDOW 64        /* jobs compressed ahead of the writer */
+#define WINDOW_BLOCKS (64 * CHUNK_BLOCKS) /* blocks compressed ahead of the writer */
+#define BATCH_JOBS 64    /* jobs a worker takes at once (small files) */
 #define NODE_MAX (UBIFS_DATA_NODE_SZ + 2 * UBIFS_BLOCK_SIZE)
 
 struct mk_ent {
@@ -83,6 +84,7 @@ struct mk {
 	pthread_cond_t cond;
 	size_t next_job;   /* next to be taken by a worker */
 	size_t written;    /* jobs consumed by the writer */
+	uint64_t ahead_blocks; /* blocks of jobs taken but not yet written */
 	int stop;
 	uint64_t total_bytes, done_bytes;
 };
@@ -406,46 +408,51 @@ static int all_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
-static int job_grow(struct job *j, size_t need)
+/* A data node is never longer than its block stored uncompressed, so a
+ * job's output fits in nblocks such nodes: allocated once, never grown */
+static int job_alloc(struct job *j)
 {
-	if (j->out_len + need <= j->out_cap)
-		return 0;
-	size_t nc = j->out_cap ? j->out_cap : 64 * 1024;
-	while (nc < j->out_len + need)
-		nc *= 2;
-	uint8_t *p = realloc(j->out, nc);
-	if (!p)
-		return -ENOMEM;
-	j->out = p;
-	j->out_cap = nc;
-	return 0;
+	j->out_cap = (size_t)j->nblocks * ubifs_align8(UBIFS_DATA_NODE_SZ + UBIFS_BLOCK_SIZE);
+	j->out = malloc(j->out_cap ? j->out_cap : 1);
+	return j->out ? 0 : -ENOMEM;
 }
 
-static int run_job(struct mk *m, struct job *j, struct ubifs_compr_ctx *cc, uint8_t *blk, uint8_t *cbuf)
+/* A job's blocks, read a data segment at a time: two lseeks find the next
+ * run of data (holes are skipped in whole blocks), one pread brings the run
+ * in; per block would be four system calls, a third of the time on a tree
+ * of small files. */
+static int run_job(struct mk *m, struct job *j, struct ubifs_compr_ctx *cc, uint8_t *buf, uint8_t *cbuf)
 {
 	const struct mk_ino *i = &m->inos[j->ino];
 	int fd = open(i->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	int err = 0;
-	uint64_t b = j->first_block, end = j->first_block + j->nblocks;
-	while (b < end) {
-		off_t off = (off_t)(b * UBIFS_BLOCK_SIZE);
-		/* holes: jump to the next data (whole blocks only) */
-		off_t data = lseek(fd, off, SEEK_DATA);
+	int err = job_alloc(j);
+	uint64_t end = (j->first_block + j->nblocks) * UBIFS_BLOCK_SIZE;
+	if (end > i->size)
+		end = i->size;
+	uint64_t off = j->first_block * UBIFS_BLOCK_SIZE;
+	while (!err && off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
 		if (data < 0 && errno == ENXIO)
+			break; /* only a hole up to the end */
+		uint64_t seg = off;
+		if (data > (off_t)off)
+			seg = (uint64_t)data / UBIFS_BLOCK_SIZE * UBIFS_BLOCK_SIZE; /* (no SEEK_DATA: all data) */
+		if (seg < off)
+			seg = off;
+		if (seg >= end)
 			break;
-		if (data > off) {
-			b = (uint64_t)data / UBIFS_BLOCK_SIZE;
-			if (b >= end)
-				break;
-			off = (off_t)(b * UBIFS_BLOCK_SIZE);
+		off_t hole = lseek(fd, (off_t)seg, SEEK_HOLE);
+		uint64_t seg_end = end;
+		if (hole > (off_t)seg) {
+			uint64_t h = ((uint64_t)hole + UBIFS_BLOCK_SIZE - 1) / UBIFS_BLOCK_SIZE * UBIFS_BLOCK_SIZE;
+			if (h < seg_end)
+				seg_end = h;
 		}
-		uint64_t left = i->size - (uint64_t)off;
-		size_t want = left < UBIFS_BLOCK_SIZE ? (size_t)left : UBIFS_BLOCK_SIZE;
-		size_t got = 0;
+		size_t want = (size_t)(seg_end - seg), got = 0;
 		while (got < want) {
-			ssize_t r = pread(fd, blk + got, want - got, off + (off_t)got);
+			ssize_t r = pread(fd, buf + got, want - got, (off_t)(seg + got));
 			if (r < 0) {
 				err = -errno;
 				break;
@@ -456,24 +463,27 @@ static int run_job(struct mk *m, struct job *j, struct ubifs_compr_ctx *cc, uint
 			}
 			got += (size_t)r;
 		}
-		if (err)
-			break;
-		if (!all_zero(blk, want)) {
+		for (size_t p = 0; !err && p < want; p += UBIFS_BLOCK_SIZE) {
+			size_t bl = want - p < UBIFS_BLOCK_SIZE ? want - p : UBIFS_BLOCK_SIZE;
+			const uint8_t *blk = buf + p;
+			if (all_zero(blk, bl))
+				continue; /* zero blocks are holes on flash, as mkfs.ubifs leaves them */
 			size_t cl = 2 * UBIFS_BLOCK_SIZE;
-			unsigned type = ubifs_compr_ctx_run(cc, blk, want, cbuf, &cl);
+			unsigned type = ubifs_compr_ctx_run(cc, blk, bl, cbuf, &cl);
 			uint32_t len = UBIFS_DATA_NODE_SZ + (uint32_t)cl;
-			if (job_grow(j, ubifs_align8(len))) {
-				err = -ENOMEM;
+			if (j->out_len + ubifs_align8(len) > j->out_cap) {
+				err = -EIO; /* cannot happen: see job_alloc */
 				break;
 			}
-			struct ubifs_key key = ubifs_key_make((uint32_t)i->inum, UBIFS_DATA_KEY, (uint32_t)b);
+			uint32_t block = (uint32_t)((seg + p) / UBIFS_BLOCK_SIZE);
+			struct ubifs_key key = ubifs_key_make((uint32_t)i->inum, UBIFS_DATA_KEY, block);
 			uint8_t *node = j->out + j->out_len;
-			ubifs_data_pack(node, &key, (uint32_t)want, (uint16_t)type, cbuf, (uint32_t)cl, 0);
+			ubifs_data_pack(node, &key, (uint32_t)bl, (uint16_t)type, cbuf, (uint32_t)cl, 0);
 			memset(node + len, 0, ubifs_align8(len) - len);
 			j->out_len += ubifs_align8(len);
 			j->payload += cl;
 		}
-		b++;
+		off = seg_end;
 	}
 	close(fd);
 	return err;
@@ -491,19 +501,29 @@ static void *worker_main(void *arg)
 	struct mk *m = w->m;
 	struct ubifs_compr_ctx *cc = ubifs_compr_ctx_new(m->o->bp.default_compr, m->o->favor_lzo,
 							  m->o->favor_percent ? m->o->favor_percent : 20);
-	uint8_t *blk = malloc(UBIFS_BLOCK_SIZE), *cbuf = malloc(2 * UBIFS_BLOCK_SIZE);
+	uint8_t *blk = malloc((size_t)CHUNK_BLOCKS * UBIFS_BLOCK_SIZE), *cbuf = malloc(2 * UBIFS_BLOCK_SIZE);
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
-		while (!m->stop && m->next_job < m->njobs && m->next_job >= m->written + WINDOW)
+		while (!m->stop && m->next_job < m->njobs && m->ahead_blocks >= WINDOW_BLOCKS)
 			pthread_cond_wait(&m->cond, &m->lock);
 		if (m->stop || m->next_job >= m->njobs)
 			break;
-		struct job *j = &m->jobs[m->next_job++];
+		/* a batch: consecutive jobs up to one chunk of blocks, so a tree of
+		 * small files costs one hand-over per batch, not per file */
+		size_t first = m->next_job;
+		uint64_t blocks = 0;
+		do
+			blocks += m->jobs[m->next_job++].nblocks;
+		while (m->next_job < m->njobs && m->next_job - first < BATCH_JOBS &&
+		       blocks + m->jobs[m->next_job].nblocks <= CHUNK_BLOCKS);
+		size_t last = m->next_job;
+		m->ahead_blocks += blocks;
 		pthread_mutex_unlock(&m->lock);
-		int err = (!cc || !blk || !cbuf) ? -ENOMEM : run_job(m, j, cc, blk, cbuf);
+		for (size_t k = first; k < last; k++)
+			m->jobs[k].err = (!cc || !blk || !cbuf) ? -ENOMEM : run_job(m, &m->jobs[k], cc, blk, cbuf);
 		pthread_mutex_lock(&m->lock);
-		j->err = err;
-		j->done = 1;
+		for (size_t k = first; k < last; k++)
+			m->jobs[k].done = 1;
 		pthread_cond_broadcast(&m->cond);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -522,12 +542,17 @@ struct wr {
 	struct fs_mkfs_stats *st;
 };
 
-static int b_add(struct wr *w, uint32_t len, const struct ubifs_key *key)
+static int b_add_node(struct wr *w, uint8_t *node, uint32_t len, const struct ubifs_key *key)
 {
-	int err = ubifs_build_add(w->b, w->node, len, key);
+	int err = ubifs_build_add(w->b, node, len, key);
 	if (err)
 		return util_err_set(w->m->e, err, "%s", ubifs_build_errmsg(w->b));
 	return 0;
+}
+
+static int b_add(struct wr *w, uint32_t len, const struct ubifs_key *key)
+{
+	return b_add_node(w, w->node, len, key);
 }
 
 static int write_data(struct wr *w, uint32_t idx)
@@ -548,9 +573,8 @@ static int write_data(struct wr *w, uint32_t idx)
 		for (size_t off = 0; !err && off < j->out_len;) {
 			uint8_t *n = j->out + off;
 			uint32_t len = get_le32(n + 16);
-			memcpy(w->node, n, len);
 			struct ubifs_key key = ubifs_key_read(n + 24);
-			err = b_add(w, len, &key);
+			err = b_add_node(w, n, len, &key); /* the job's buffer is ours now */
 			off += ubifs_align8(len);
 		}
 		w->st->data_bytes_out += j->payload;
@@ -558,6 +582,7 @@ static int write_data(struct wr *w, uint32_t idx)
 		j->out = NULL;
 		pthread_mutex_lock(&m->lock);
 		m->written++;
+		m->ahead_blocks -= j->nblocks;
 		m->done_bytes += j->nblocks * UBIFS_BLOCK_SIZE;
 		pthread_cond_broadcast(&m->cond);
 		pthread_mutex_unlock(&m->lock);
