@@ -93,7 +93,19 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 	}
 	struct ubikit_security sec;
 	if (!ubikit_security(ubikit_image_fs(img), &sec)) {
-		if (sec.authenticated)
+		if (sec.authenticated && sec.auth_signature_ok && sec.auth_master_hash_ok)
+			fprintf(stderr,
+				"note: %s: authenticated UBIFS (%s): superblock signature verified with the certificate, "
+				"master node hash, index and node hashes checked as read: the committed file system is "
+				"authentic; HMACs not verified (nodes written after the last commit unchecked)\n",
+				path, sec.hash_name);
+		else if (sec.authenticated && sec.auth_signature_ok)
+			fprintf(stderr,
+				"note: %s: authenticated UBIFS (%s): superblock signature verified with the certificate; "
+				"the master node carries an HMAC, not checked without the key, so the index and node "
+				"hashes below it are checked for consistency only\n",
+				path, sec.hash_name);
+		else if (sec.authenticated)
 			fprintf(stderr,
 				"note: %s: authenticated UBIFS (%s): %s, index and node hashes checked as read; "
 				"HMACs and signature not verified (no key or certificate taken)\n",
@@ -194,6 +206,24 @@ int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const c
 		}
 		o->fscrypt_key = to->fscrypt_key;
 		o->fscrypt_key_len = n;
+		return 1;
+	}
+	case 0x1021: {
+		FILE *f = fopen(arg, "rb");
+		if (!f) {
+			tool_err(cmd, "--auth-cert %s: %s", arg, strerror(errno));
+			return -1;
+		}
+		size_t n = fread(to->auth_cert, 1, sizeof(to->auth_cert), f);
+		int more = fgetc(f) != EOF;
+		fclose(f);
+		if (!n || more) {
+			tool_err(cmd, "--auth-cert %s: %s, expected an X.509 certificate (PEM or DER, up to %zu bytes)", arg,
+				 n ? "too large" : "empty", sizeof(to->auth_cert));
+			return -1;
+		}
+		o->auth_cert = to->auth_cert;
+		o->auth_cert_len = n;
 		return 1;
 	}
 	case 0x1000:

@@ -44,15 +44,22 @@ struct ubikit_mount_opts {
 				     * in encrypted directories are the kernel's no-key names and
 				     * encrypted contents cannot be read (-ENOKEY) */
 	size_t fscrypt_key_len;
+	const uint8_t *auth_cert; /* authenticated UBIFS (mkfs.ubifs --auth-cert): the signer's X.509
+				   * certificate, PEM or DER; the superblock's PKCS#7 signature must
+				   * verify with it or the mount fails (-EKEYREJECTED). NULL: the
+				   * signature is not verified (hashes still are) */
+	size_t auth_cert_len;
 };
 
 /* Authentication and encryption of a mounted file system. */
 struct ubikit_security {
 	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key, hash_name): the master
 			      * node, index and leaf hashes are checked as nodes are read; the
-			      * HMACs and the superblock's signature are not (key/certificate) */
+			      * superblock's signature only with a certificate, the HMACs not */
 	char hash_name[16];  /* its hash algorithm ("sha256"), "" if none */
 	int auth_master_hash_ok; /* the master node matched the superblock's hash (mkfs.ubifs images) */
+	int auth_signature_ok;   /* the superblock's signature verified with ubikit_mount_opts.auth_cert:
+				  * with the hashes, the committed file system is authenticated */
 	int auth_master_hmac;    /* the master node is protected by an HMAC instead (not checked) */
 	uint64_t auth_nodes_checked; /* index and leaf nodes whose hash was checked so far */
 	int encrypted;       /* fscrypt feature flag in the superblock */

@@ -24,6 +24,8 @@ int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts
 		.dirty_limit = opts ? opts->dirty_bytes_max : 0,
 		.fscrypt_key = opts ? opts->fscrypt_key : NULL,
 		.fscrypt_key_len = opts ? opts->fscrypt_key_len : 0,
+		.auth_cert = opts ? opts->auth_cert : NULL,
+		.auth_cert_len = opts ? opts->auth_cert_len : 0,
 	};
 	fs->fscrypt_key = opts && opts->fscrypt_key && opts->fscrypt_key_len;
 	unsigned compr = opts ? (opts->flags & UBIKIT_MOUNT_COMPR_MASK) >> 8 : 0;
@@ -102,6 +104,7 @@ int ubikit_security(struct ubikit_fs *fs, struct ubikit_security *out)
 		const char *h = out->authenticated ? ubifs_auth_hash_name(i->sb.hash_algo) : NULL;
 		snprintf(out->hash_name, sizeof(out->hash_name), "%s", h ? h : "");
 		out->auth_master_hash_ok = i->auth_mst_ok;
+		out->auth_signature_ok = i->auth_sig_ok;
 		out->auth_master_hmac = i->auth_mst_hmac;
 		out->auth_nodes_checked = i->auth_checked;
 		out->encrypted = !!(i->sb.flags & UBIFS_FLG_ENCRYPTION);

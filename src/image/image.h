@@ -25,6 +25,8 @@ struct ubikit_image {
 	bool rdwr;                    /* opened with UBIKIT_IMAGE_RDWR */
 	const uint8_t *fscrypt_key;   /* from the opts (the caller's memory), passed to the mount */
 	size_t fscrypt_key_len;
+	const uint8_t *auth_cert;     /* likewise */
+	size_t auth_cert_len;
 	bool drop_sidecar;            /* raw dump opened read-write: no .sim left behind */
 	struct flash_dev *flash;      /* NULL for a bare UBIFS image */
 	struct ubi_device *ubi;       /* NULL for a bare UBIFS image */

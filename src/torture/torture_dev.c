@@ -163,7 +163,10 @@ int tdev_mount(struct tdev *d, int ro, char *msg, size_t ml)
 		struct ubikit_mount_opts mo = {.flags = ro ? UBIKIT_MOUNT_RDONLY : 0};
 		err = ubikit_mount_ex(&d->vol, &mo, &d->fs, msg, ml);
 	}
+	d->mount_left_ubi_ro = 0;
 	if (err) {
+		struct ubi_dev_info di;
+		d->mount_left_ubi_ro = !ubi_dev_info(d->ubi, &di) && di.read_only;
 		d->fs = NULL;
 		ubi_detach(d->ubi);
 		d->ubi = NULL;

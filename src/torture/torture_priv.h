@@ -23,6 +23,7 @@ struct tdev {
 	struct ubi_vol_io vol;
 	struct ubikit_fs *fs;
 	int read_only;             /* mounted read-only */
+	int mount_left_ubi_ro;     /* the last failed mount found UBI read-only (reserve gone) */
 	int trace_flash;           /* print programs and erases to stderr */
 };
 

@@ -114,6 +114,8 @@ static int new_device(struct run *u)
 	return err;
 }
 
+static int end_of_life(struct run *u);
+
 static int ubi_is_ro(struct run *u)
 {
 	struct ubi_dev_info di;
@@ -172,6 +174,14 @@ static int recover(struct run *u, int ro)
 		 * such a device too (ubi_wl_init, the volume table) */
 		u->r->read_only++;
 		u->r->eol_unattachable++;
+		return 1;
+	}
+	if (merr && u->d.mount_left_ubi_ro &&
+	    (scen(u) == UBIKIT_TORTURE_WEAROUT || scen(u) == UBIKIT_TORTURE_BADBLOCK || scen(u) == UBIKIT_TORTURE_BITFLIP)) {
+		/* the recovery's own erases or writes met a dying block with no
+		 * reserve left: UBI is read-only, as Linux's would be; what was
+		 * synced must still read back on a read-only mount */
+		end_of_life(u);
 		return 1;
 	}
 	if (merr) {

@@ -35,12 +35,14 @@ struct ubi_attach_opts {
 	int beb_per1024;         /* bad-PEB reserve per 1024 PEBs (NAND only); <0 = default 20, 0 = none */
 	uint64_t seed;           /* image_seq of a freshly formatted empty flash derives from it */
 	bool autoformat;         /* empty flash: format it (EC headers + empty layout volume) */
-	bool erase_at_unmap;     /* tests: an unmapped LEB's PEB is erased at once (as if the
-				  * background erase ran before any power cut), so its old
-				  * contents never come back after a cut */
+	bool erase_at_unmap;     /* an unmapped LEB's PEB is erased at once, as the kernel's
+				  * background thread would soon do (default on); off, it
+				  * waits until a free PEB is needed, and an unmapped LEB's
+				  * old contents can come back after a power cut */
 };
 
-/* Defaults: as Linux (threshold 4096, reserve 20/1024, autoformat on). */
+/* Defaults: as Linux (threshold 4096, reserve 20/1024, autoformat on,
+ * erase at unmap). */
 void ubi_attach_opts_default(struct ubi_attach_opts *o);
 
 /* Attach by scanning. opts NULL = defaults. On failure *out is NULL and, if

@@ -42,6 +42,11 @@ void ubi_attach_opts_default(struct ubi_attach_opts *o)
 	o->wl_threshold = UBI_DEFAULT_WL_THRESHOLD;
 	o->beb_per1024 = UBI_DEFAULT_BEB_PER1024;
 	o->autoformat = true;
+	/* the kernel's background thread erases a freed PEB soon after the
+	 * unmap; a library has no such thread, and left queued the PEB would
+	 * be erased only when one is next needed, so new LEBs went to
+	 * whichever PEB came next and wear spread 2.5x the mean under churn */
+	o->erase_at_unmap = true;
 }
 
 const char *ubi_errmsg(const struct ubi_device *dev)

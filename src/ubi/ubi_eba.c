@@ -247,10 +247,17 @@ int ubi_eba_unmap(struct ubi_device *dev, struct ubi_volume *vol, uint32_t lnum)
 		return 0;
 	vol->eba[lnum] = -1;
 	ubi_wl_put_peb(dev, (uint32_t)pnum, false);
+	/* the erase is the background step run early: a failed erase is
+	 * handled there (PEB marked bad, or the device read-only when no
+	 * reserve is left, which the next write reports) and does not fail
+	 * the unmap; a power cut does (the LEB may come back, as it may in
+	 * Linux when the cut beats its background erase) */
 	while (dev->erase_at_unmap && dev->peb[pnum].state == PEB_ERASE) {
 		int r = ubi_wl_do_one_erase(dev);
+		if (r < 0 && !dev->ro)
+			return r;
 		if (r <= 0)
-			return r < 0 ? r : 0;
+			break;
 	}
 	return 0;
 }

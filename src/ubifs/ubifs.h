@@ -31,6 +31,10 @@ struct ubifs_mount_opts {
 	const uint8_t *fscrypt_key; /* fscrypt master key (up to 64 bytes), or NULL: encrypted
 				     * names are shown as no-key names, contents cannot be read */
 	size_t fscrypt_key_len;
+	const uint8_t *auth_cert; /* authenticated UBIFS: the signer's X.509 certificate (PEM or
+				   * DER): the superblock's signature must verify with it, or the
+				   * mount fails; NULL: not verified */
+	size_t auth_cert_len;
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's
@@ -79,7 +83,7 @@ struct ubifs_fs_info {
 	uint32_t rcvry_gc_head;    /* recovery GC'd a LEB into the GC head (no empty LEB was left) */
 	/* authentication: master checked against the superblock's hash; master
 	 * carries an HMAC (not checked); index/leaf node hashes checked so far */
-	int auth_mst_ok, auth_mst_hmac;
+	int auth_mst_ok, auth_mst_hmac, auth_sig_ok;
 	uint64_t auth_checked;
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */

@@ -4,14 +4,24 @@
  * node (offline-made images; a kernel-written master carries an HMAC
  * instead); the master holds the hash of the root index node; each index
  * branch holds the hash of its child (index node or leaf). Those hashes are
- * checked here as nodes are read, with OpenSSL's libcrypto. What needs a
- * secret or a certificate is not checked: the HMACs (superblock, master of
- * a kernel-written file system, the journal's authentication nodes) and the
- * superblock's PKCS#7 signature. */
+ * checked here as nodes are read, with OpenSSL's libcrypto. With the
+ * signer's certificate, the superblock's PKCS#7 signature (the signature
+ * node mkfs.ubifs writes after it in LEB 0) is verified too: the signed
+ * superblock holds the master's hash, so the whole committed file system
+ * is then authenticated. What needs the secret is not checked: the HMACs
+ * (superblock and master of a kernel-written file system, the journal's
+ * authentication nodes). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/cms.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "util/util_endian.h"
 
 #include "ubifs/ubifs_priv.h"
 
@@ -59,4 +69,95 @@ int ubifs_auth_master(struct ubifs_fs *fs, const uint8_t *mst)
 				    fs->mst_lnum, fs->mst_offs);
 	fs->auth_mst_ok = 1;
 	return 0;
+}
+
+/* the signature node: common header, type (le32), length (le32), 32 bytes
+ * of padding, then the signature (DER) */
+#define SIG_NODE_HDR 64
+#define SIG_TYPE_PKCS7 1
+
+static X509 *load_cert(const uint8_t *cert, size_t len)
+{
+	BIO *b = BIO_new_mem_buf(cert, (int)len);
+	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	if (!x) { /* not PEM: DER */
+		const unsigned char *p = cert;
+		x = d2i_X509(NULL, &p, (long)len);
+	}
+	ERR_clear_error();
+	return x;
+}
+
+int ubifs_auth_verify_signature(struct ubifs_fs *fs, const uint8_t *cert, size_t cert_len)
+{
+	if (!fs->hash_len)
+		return util_err_set(&fs->err, -EINVAL,
+				    "a certificate was given, but this UBIFS is not authenticated (no signature to verify)");
+	if (cert_len > (1u << 20))
+		return util_err_set(&fs->err, -EINVAL, "certificate: %zu bytes, expected an X.509 certificate", cert_len);
+	X509 *x = load_cert(cert, cert_len);
+	if (!x)
+		return util_err_set(&fs->err, -EINVAL, "certificate: not an X.509 certificate (PEM or DER)");
+	uint32_t room = fs->leb_size - UBIFS_SB_NODE_SZ;
+	uint8_t *buf = malloc(fs->leb_size);
+	int err = buf ? ubifs_leb_read(fs, UBIFS_SB_LNUM, 0, buf, fs->leb_size) : -ENOMEM;
+	if (err) {
+		X509_free(x);
+		free(buf);
+		return err == -ENOMEM ? util_err_set(&fs->err, err, "mount: out of memory") : err;
+	}
+	const uint8_t *sig = buf + UBIFS_SB_NODE_SZ;
+	struct ubifs_ch ch;
+	ubifs_ch_unpack(sig, &ch);
+	uint32_t sig_len = get_le32(sig + UBIFS_CH_SZ + 4);
+	if (ch.magic != UBIFS_NODE_MAGIC || ch.node_type != UBIFS_SIG_NODE)
+		err = util_err_set(&fs->err, -EBADMSG,
+				   "authenticated UBIFS: no signature node at LEB 0:%u (a superblock the kernel "
+				   "rewrote carries an HMAC instead, which needs the HMAC key)",
+				   UBIFS_SB_NODE_SZ);
+	else if (ch.len < SIG_NODE_HDR || ch.len > room || sig_len != ch.len - SIG_NODE_HDR)
+		err = util_err_set(&fs->err, -EBADMSG,
+				   "authenticated UBIFS: signature node at LEB 0:%u: length %u (signature %u bytes), "
+				   "expected %u + the signature, within the LEB",
+				   UBIFS_SB_NODE_SZ, ch.len, sig_len, SIG_NODE_HDR);
+	else if (ubifs_node_crc(sig, ch.len) != ch.crc)
+		err = util_err_set(&fs->err, -EBADMSG, "authenticated UBIFS: signature node at LEB 0:%u: bad CRC",
+				   UBIFS_SB_NODE_SZ);
+	else if (get_le32(sig + UBIFS_CH_SZ) != SIG_TYPE_PKCS7)
+		err = util_err_set(&fs->err, -EOPNOTSUPP,
+				   "authenticated UBIFS: signature type %u at LEB 0:%u, expected 1 (PKCS#7)",
+				   get_le32(sig + UBIFS_CH_SZ), UBIFS_SB_NODE_SZ);
+	if (!err) {
+		/* the kernel verifies the superblock node as on flash, all of
+		 * its 4096 bytes, against a detached signature whose signer is
+		 * named by issuer and serial (no certificates inside) */
+		const unsigned char *p = sig + SIG_NODE_HDR;
+		CMS_ContentInfo *cms = d2i_CMS_ContentInfo(NULL, &p, (long)sig_len);
+		BIO *content = BIO_new_mem_buf(buf, UBIFS_SB_NODE_SZ);
+		STACK_OF(X509) *certs = sk_X509_new_null();
+		int ok = cms && content && certs && sk_X509_push(certs, x) > 0;
+		if (ok)
+			x = NULL; /* the stack owns it */
+		if (!cms)
+			err = util_err_set(&fs->err, -EBADMSG,
+					   "authenticated UBIFS: the signature at LEB 0:%u is not a PKCS#7/CMS structure",
+					   UBIFS_SB_NODE_SZ + SIG_NODE_HDR);
+		else if (!ok)
+			err = util_err_set(&fs->err, -ENOMEM, "mount: out of memory");
+		else if (CMS_verify(cms, certs, NULL, content, NULL,
+				    CMS_BINARY | CMS_NOINTERN | CMS_NO_SIGNER_CERT_VERIFY) != 1)
+			err = util_err_set(&fs->err, -EKEYREJECTED,
+					   "authenticated UBIFS: the superblock's signature does not verify with this "
+					   "certificate (signed by another key, or the superblock was changed)");
+		else
+			fs->auth_sig_ok = 1;
+		sk_X509_pop_free(certs, X509_free);
+		BIO_free(content);
+		CMS_ContentInfo_free(cms);
+		ERR_clear_error();
+	}
+	X509_free(x);
+	free(buf);
+	return err;
 }

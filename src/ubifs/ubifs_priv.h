@@ -50,6 +50,7 @@ struct ubifs_fs {
 	uint64_t crypt_key_inum, crypt_dir_inum;
 	int crypt_dir_enc;
 	int auth_mst_ok;    /* authenticated: the master node matched the superblock's hash of it */
+	int auth_sig_ok;    /* authenticated: the superblock's signature verified with the given certificate */
 	int auth_mst_hmac;  /* authenticated: the master node carries an HMAC (kernel-written), not checked */
 	uint64_t auth_checked; /* authenticated: index and leaf node hashes checked */
 	uint32_t hash_len; /* authenticated file system: length of the node hashes in index branches, else 0 */
@@ -125,6 +126,10 @@ int ubifs_auth_check(struct ubifs_fs *fs, const uint8_t *node, uint32_t len, con
 /* The master node (raw, UBIFS_MST_NODE_SZ) against the superblock: its hash
  * (mkfs.ubifs images) or its HMAC (kernel-written: needs the key, not checked). */
 int ubifs_auth_master(struct ubifs_fs *fs, const uint8_t *mst);
+/* The superblock's PKCS#7 signature (the signature node after it in LEB 0)
+ * against cert (X.509, PEM or DER): 0 and fs->auth_sig_ok set, or an error
+ * (-EKEYREJECTED: does not verify; -EINVAL: not authenticated, bad cert). */
+int ubifs_auth_verify_signature(struct ubifs_fs *fs, const uint8_t *cert, size_t cert_len);
 
 /* ---- fscrypt (ubifs_crypt.c) ---- */
 /* 1 if directory dir is encrypted, 0 if not, <0 error */

@@ -161,6 +161,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	}
 	size_t limit = opts && opts->tnc_cache_bytes ? opts->tnc_cache_bytes : UBIFS_DEFAULT_TNC_CACHE;
 	int err = ubifs_sb_read_check(fs);
+	if (!err && opts && opts->auth_cert)
+		err = ubifs_auth_verify_signature(fs, opts->auth_cert, opts->auth_cert_len);
 	if (err)
 		goto fail;
 	fs->sbuf = malloc(fs->leb_size);
@@ -298,6 +300,7 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->mst_offs = fs->mst_offs;
 	o->auth_mst_ok = fs->auth_mst_ok;
 	o->auth_mst_hmac = fs->auth_mst_hmac;
+	o->auth_sig_ok = fs->auth_sig_ok;
 	o->auth_checked = fs->auth_checked;
 	o->mst_recovered = fs->mst_recovered;
 	o->leb_cnt = fs->leb_cnt;
