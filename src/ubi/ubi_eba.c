@@ -247,12 +247,24 @@ int ubi_eba_unmap(struct ubi_device *dev, struct ubi_volume *vol, uint32_t lnum)
 		return 0;
 	vol->eba[lnum] = -1;
 	ubi_wl_put_peb(dev, (uint32_t)pnum, false);
-	/* the erase is the background step run early: a failed erase is
-	 * handled there (PEB marked bad, or the device read-only when no
-	 * reserve is left, which the next write reports) and does not fail
-	 * the unmap; a power cut does (the LEB may come back, as it may in
-	 * Linux when the cut beats its background erase) */
+	/* Erase at unmap: the queue's older entries are erased now, as the
+	 * kernel's background thread would have done by now; the PEB just
+	 * freed waits for the next unmap. Erasing it at once would put a cut
+	 * erase between the unmap and the LEB's rewrite (the master and log
+	 * LEBs are unmapped and written again at once): the half-erased PEB,
+	 * headers intact, would come back as the LEB, with no newer copy to
+	 * win over it. A failed erase is handled as in the background (PEB
+	 * marked bad, or the device read-only when no reserve is left, which
+	 * the next write reports) and does not fail the unmap; a power cut
+	 * does. */
 	while (dev->erase_at_unmap && dev->peb[pnum].state == PEB_ERASE) {
+		int64_t first = -1;
+		for (uint32_t i = 0; i < dev->peb_count; i++)
+			if (dev->peb[i].state == PEB_ERASE &&
+			    (first < 0 || dev->peb[i].erase_order < dev->peb[first].erase_order))
+				first = i;
+		if (first == (int64_t)pnum)
+			break;
 		int r = ubi_wl_do_one_erase(dev);
 		if (r < 0 && !dev->ro)
 			return r;
