@@ -35,14 +35,13 @@ struct ubi_attach_opts {
 	int beb_per1024;         /* bad-PEB reserve per 1024 PEBs (NAND only); <0 = default 20, 0 = none */
 	uint64_t seed;           /* image_seq of a freshly formatted empty flash derives from it */
 	bool autoformat;         /* empty flash: format it (EC headers + empty layout volume) */
-	bool erase_at_unmap;     /* an unmapped LEB's PEB is erased at once, as the kernel's
-				  * background thread would soon do (default on); off, it
-				  * waits until a free PEB is needed, and an unmapped LEB's
-				  * old contents can come back after a power cut */
+	bool erase_at_unmap;     /* an unmap erases the PEBs queued before the one it frees,
+				  * as the kernel's background thread would have by then
+				  * (default off: see docs/ubi.md); off, PEBs wait until a
+				  * free one is needed */
 };
 
-/* Defaults: as Linux (threshold 4096, reserve 20/1024, autoformat on,
- * erase at unmap). */
+/* Defaults: as Linux (threshold 4096, reserve 20/1024, autoformat on). */
 void ubi_attach_opts_default(struct ubi_attach_opts *o);
 
 /* Attach by scanning. opts NULL = defaults. On failure *out is NULL and, if

@@ -858,3 +858,54 @@ void lpt_account_one(struct ubifs_lpt *lpt, const struct ubifs_lprops *p)
 {
 	account(lpt, p, 1);
 }
+
+static uint32_t lpt_node_len(const struct ubifs_lpt *lpt, uint32_t type)
+{
+	switch (type) {
+	case LPT_PNODE:
+		return lpt->pnode_sz;
+	case LPT_NNODE:
+		return lpt->nnode_sz;
+	case LPT_LTAB:
+		return lpt->ltab_sz;
+	case LPT_LSAVE:
+		return lpt->big ? lpt->lsave_sz : 0; /* the small model has none */
+	}
+	return 0;
+}
+
+/* the kernel's test: type, length within the LEB, CRC */
+static int lpt_raw_node(const struct ubifs_lpt *lpt, const uint8_t *leb, uint32_t offs, uint32_t *len)
+{
+	uint32_t left = lpt->leb_size - offs;
+	if (offs >= lpt->leb_size || left < LPT_CRC_BYTES + 1)
+		return 0;
+	const uint8_t *p = leb + offs;
+	uint32_t type = p[LPT_CRC_BYTES] & 15u;
+	uint32_t nl = lpt_node_len(lpt, type);
+	if (!nl || nl > left)
+		return 0;
+	uint16_t crc = (uint16_t)(p[0] | (p[1] << 8));
+	if (crc != util_crc16(UTIL_CRC16_INIT, p + LPT_CRC_BYTES, nl - LPT_CRC_BYTES))
+		return 0;
+	*len = nl;
+	return (int)type + 1;
+}
+
+int lpt_node_at(const struct ubifs_lpt *lpt, const uint8_t *leb, uint32_t offs, uint32_t *len)
+{
+	int t = lpt_raw_node(lpt, leb, offs, len);
+	if (!t)
+		return 0;
+	uint32_t next = offs + *len, l2;
+	if (next >= lpt->leb_size || lpt_raw_node(lpt, leb, next, &l2))
+		return t;
+	uint32_t io = lpt->min_io_size ? lpt->min_io_size : 1;
+	uint32_t bound = (next + io - 1) / io * io;
+	if (bound == next) /* aligned: a next run would start with a node */
+		return leb[next] == 0xFF ? t : 0;
+	for (uint32_t i = next; i < bound && i < lpt->leb_size; i++)
+		if (leb[i] != 0xFF)
+			return 0; /* what follows is neither a node nor padding */
+	return t;
+}

@@ -284,36 +284,6 @@ static int check_leb(struct ubifs_lpt *lpt, const struct ubifs_lprops *lp, const
 
 /* ---- LPT area (kernel dbg_check_ltab_lnum) ---- */
 
-static uint32_t node_len(const struct ubifs_lpt *lpt, uint32_t type)
-{
-	switch (type) {
-	case LPT_PNODE:
-		return lpt->pnode_sz;
-	case LPT_NNODE:
-		return lpt->nnode_sz;
-	case LPT_LTAB:
-		return lpt->ltab_sz;
-	case LPT_LSAVE:
-		return lpt->lsave_sz;
-	}
-	return 0;
-}
-
-/* 0 when no node starts at p (len bytes left), else its type + 1 */
-static int lpt_node_at(const struct ubifs_lpt *lpt, const uint8_t *p, uint32_t len)
-{
-	if (len < LPT_CRC_BYTES + 1)
-		return 0;
-	uint32_t type = p[LPT_CRC_BYTES] & 15u;
-	uint32_t nl = node_len(lpt, type);
-	if (!nl || nl > len)
-		return 0;
-	uint16_t crc = (uint16_t)(p[0] | (p[1] << 8));
-	if (crc != util_crc16(UTIL_CRC16_INIT, p + LPT_CRC_BYTES, nl - LPT_CRC_BYTES))
-		return 0;
-	return (int)type + 1;
-}
-
 /* is the node of this type at lnum:offs the current, clean copy? */
 static int node_is_live(const struct ubifs_lpt *lpt, uint32_t type, uint32_t lnum, uint32_t offs)
 {
@@ -358,7 +328,8 @@ int ubifs_lpt_check_ltab(struct ubifs_lpt *lpt)
 			break;
 		uint32_t offs = 0, dirty = 0;
 		for (;;) {
-			int t = lpt_node_at(lpt, buf + offs, lpt->leb_size - offs);
+			uint32_t nl = 0;
+			int t = lpt_node_at(lpt, buf, offs, &nl);
 			if (!t) {
 				uint32_t pad = lpt->min_io_size == 1 ? 0
 								     : ((offs + lpt->min_io_size - 1) / lpt->min_io_size) *
@@ -386,8 +357,8 @@ int ubifs_lpt_check_ltab(struct ubifs_lpt *lpt)
 			}
 			uint32_t type = (uint32_t)t - 1;
 			if (!node_is_live(lpt, type, lnum, offs))
-				dirty += node_len(lpt, type);
-			offs += node_len(lpt, type);
+				dirty += nl;
+			offs += nl;
 		}
 	}
 	free(buf);

@@ -144,19 +144,10 @@ int ubifs_lpt_gc(struct ubifs_lpt *lpt)
 	uint32_t offs = 0;
 	while (!err && offs < lpt->leb_size) {
 		const uint8_t *p = buf + offs;
-		uint32_t left = lpt->leb_size - offs;
-		uint32_t type = left > LPT_CRC_BYTES ? (p[LPT_CRC_BYTES] & 15u) : LPT_NOT_A_NODE;
-		uint32_t len = type == LPT_PNODE   ? lpt->pnode_sz
-			       : type == LPT_NNODE ? lpt->nnode_sz
-			       : type == LPT_LTAB  ? lpt->ltab_sz
-			       : type == LPT_LSAVE ? lpt->lsave_sz
-						   : 0;
-		int is_node = 0;
-		if (len && len <= left) {
-			struct lpt_bits b = {(uint8_t *)(uintptr_t)p, 0};
-			uint32_t crc = lpt_get_bits(&b, LPT_CRC_BITS);
-			is_node = crc == util_crc16(UTIL_CRC16_INIT, p + LPT_CRC_BYTES, len - LPT_CRC_BYTES);
-		}
+		uint32_t len = 0;
+		int t = lpt_node_at(lpt, buf, offs, &len);
+		int is_node = t != 0;
+		uint32_t type = (uint32_t)t - 1;
 		if (!is_node) {
 			uint32_t pad = lpt->min_io_size == 1 ? 0 : align_up(offs, lpt->min_io_size) - offs;
 			if (!pad)

@@ -84,6 +84,19 @@ void lpt_pack_nnode(const struct ubifs_lpt *lpt, uint8_t *buf, const struct lpt_
 void lpt_pack_ltab(const struct ubifs_lpt *lpt, uint8_t *buf);
 void lpt_pack_lsave(const struct ubifs_lpt *lpt, uint8_t *buf);
 
+/* The LPT node at leb + offs (a whole LPT LEB), as LPT GC and the ltab
+ * check walk them: the type after the CRC, the length from the type, the
+ * CRC must match; 0 when none, else its type + 1 and *len. Stricter than
+ * the kernel's walkers in two ways, both against a coincidence they are
+ * open to on NOR (min I/O 8), where a run can end a byte or two before an
+ * aligned boundary: its 0xFF padding and the next run's first bytes can
+ * read as a node whose 16-bit CRC matches (torture found it: a 3-byte
+ * "lsave" of a small-model LPT, which swallowed the ltab after it). So no
+ * lsave in the small model, and a node is taken only if the walk can go on
+ * after it: another node, or 0xFF up to the next min-I/O boundary, or the
+ * end of the LEB. */
+int lpt_node_at(const struct ubifs_lpt *lpt, const uint8_t *leb, uint32_t offs, uint32_t *len);
+
 /* big-model node numbers (kernel calc_nnode_num_from_parent); root = 1 */
 uint32_t lpt_nnode_num(const struct ubifs_lpt *lpt, uint32_t parent_num, uint32_t parent_level, uint32_t iip);
 

@@ -100,32 +100,34 @@ static void test_uncorrectable(void **state)
 	flash_close(f);
 }
 
-/* lazy erase (erase_at_unmap off): the erase runs in the background step
- * and its failure is handled there, not at the unmap */
-static void test_background_erase_failure(void **state)
+/* erase at unmap (off by default): the next unmap erases the PEB an
+ * earlier one freed; its failure marks the PEB bad and does not fail that
+ * unmap */
+static void test_erase_at_unmap_failure(void **state)
 {
 	(void)state;
 	struct flash_dev *f = t_nand(24, 3);
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
-	o.erase_at_unmap = false;
+	o.erase_at_unmap = true;
 	struct ubi_device *u = t_attach_opts(f, &o);
 	uint32_t v = t_mkvol(u, "v", 4, UBI_VID_DYNAMIC);
 	static uint8_t a[L];
 	t_fill(a, L, 6);
 	T_OK(u, ubi_leb_write(u, v, 0, 0, a, 4096));
+	T_OK(u, ubi_leb_write(u, v, 1, 0, a, 4096));
 	T_OK(u, ubi_sync(u));
 	struct ubi_dev_info d0, d1;
 	ubi_dev_info(u, &d0);
 	uint32_t p = find_leb(f, v, 0);
-	T_OK(u, ubi_leb_unmap(u, v, 0));
-	assert_int_equal(flash_is_bad(f, p), 0);
 	assert_int_equal(flash_sim_fail_next_erase(f, p), 0);
-	T_OK(u, ubi_flush_background(u));
+	T_OK(u, ubi_leb_unmap(u, v, 0)); /* the PEB just freed waits */
+	assert_int_equal(flash_is_bad(f, p), 0);
+	T_OK(u, ubi_leb_unmap(u, v, 1)); /* erases it: fails, goes bad */
+	assert_int_equal(flash_is_bad(f, p), 1);
 	ubi_dev_info(u, &d1);
 	assert_int_equal(d1.bad_pebs, d0.bad_pebs + 1);
 	assert_int_equal(d1.beb_rsvd_pebs, d0.beb_rsvd_pebs - 1);
-	assert_int_equal(flash_is_bad(f, p), 1);
 	ubi_detach(u);
 	flash_close(f);
 }
@@ -142,11 +144,10 @@ static void test_erase_and_program_failures(void **state)
 	T_OK(u, ubi_sync(u));
 	struct ubi_dev_info d0, d1;
 	ubi_dev_info(u, &d0);
-	/* erase failure (the erase runs at the unmap, as by default): the PEB
-	 * goes bad, one reserve PEB used, the unmap itself succeeds */
+	/* erase failure: the PEB goes bad, one reserve PEB used */
 	uint32_t p = find_leb(f, v, 0);
-	assert_int_equal(flash_sim_fail_next_erase(f, p), 0);
 	T_OK(u, ubi_leb_unmap(u, v, 0));
+	assert_int_equal(flash_sim_fail_next_erase(f, p), 0);
 	T_OK(u, ubi_flush_background(u));
 	ubi_dev_info(u, &d1);
 	assert_int_equal(d1.bad_pebs, d0.bad_pebs + 1);
@@ -366,7 +367,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_correctable_flips_scrub), cmocka_unit_test(test_uncorrectable),
 		cmocka_unit_test(test_erase_and_program_failures),
-		cmocka_unit_test(test_background_erase_failure), cmocka_unit_test(test_wear_out_to_read_only),
+		cmocka_unit_test(test_erase_at_unmap_failure), cmocka_unit_test(test_wear_out_to_read_only),
 		cmocka_unit_test(test_read_only_attach_never_writes), cmocka_unit_test(test_random_flips_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

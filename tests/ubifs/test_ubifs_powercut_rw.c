@@ -130,9 +130,7 @@ static int mount_rw(struct flash_dev *fl, struct mnt *m, int ro, char *msg, size
 	memset(m, 0, sizeof(*m));
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
-	/* lazy erase unless UBIKIT_PC_ERASE_AT_UNMAP=1 (the attach default):
-	 * unmapped LEBs may then come back after a cut, the harder case; the
-	 * torture tests run the default */
+	/* lazy erase (the default) unless UBIKIT_PC_ERASE_AT_UNMAP=1 */
 	const char *eu = getenv("UBIKIT_PC_ERASE_AT_UNMAP");
 	o.erase_at_unmap = eu && !strcmp(eu, "1");
 	int err = ubi_attach_msg(fl, &o, &m->ubi, msg, ml);
