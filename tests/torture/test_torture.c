@@ -48,13 +48,12 @@ static int long_tests(void)
 /* Findings known and open (docs/torture.md, "Open"): the test shows as
  * skipped, never as passed, and names it; any other finding fails.
  *  - NOR: bytes in an LPT LEB that are neither a node nor empty space. */
+/* No finding is known open: the NOR LPT one ("LPT LEB n: no node and no
+ * empty space") was padding plus the next run read as a node (fixed
+ * 2026-12-05, t_nor_lpt_walk). */
 static int known_open(const struct ubikit_torture_result *r)
 {
-	const char *f = r->first_finding;
-	if (strstr(f, "LPT check: LPT LEB") && strstr(f, "no node and no empty")) {
-		printf("KNOWN OPEN FINDING: %s\n", f);
-		return 1;
-	}
+	(void)r;
 	return 0;
 }
 
@@ -183,6 +182,19 @@ static void t_nand4k(void **state)
  * `ubikit torture powercut-recovery -d nor -s 22 -n 50`). Until it is
  * understood, that one finding makes this test a skip (shown as such),
  * never a pass; any other finding fails it. */
+/* The NOR LPT finding, deterministically: on min I/O 8 a commit's run
+ * ends a byte before an aligned boundary, and the 0xFF padding plus the
+ * next run's ltab read as a 3-byte small-model "lsave" whose CRC matched;
+ * the ltab check (and LPT GC) then skipped the real ltab. Clean remounts
+ * only, no cuts: cycle 29 of this run met it before the fix. */
+static void t_nor_lpt_walk(void **state)
+{
+	(void)state;
+	struct ubikit_torture_result r;
+	run(UBIKIT_TORTURE_MIX, "nor", 11, 20, 120, 40, &r);
+	assert_true(r.remounts >= least(30));
+}
+
 static void t_nor(void **state)
 {
 	(void)state;
@@ -258,7 +270,7 @@ int main(void)
 		cmocka_unit_test(t_bitflip),   cmocka_unit_test(t_badblock), cmocka_unit_test(t_wearout),
 		cmocka_unit_test(t_exhaustive),
 #else
-		cmocka_unit_test(t_writeback_beyond_size), cmocka_unit_test(t_nand4k), cmocka_unit_test(t_nor),
+		cmocka_unit_test(t_writeback_beyond_size), cmocka_unit_test(t_nand4k), cmocka_unit_test(t_nor), cmocka_unit_test(t_nor_lpt_walk),
 		cmocka_unit_test(t_mlc),
 		cmocka_unit_test(t_exhaustive_nor),
 #endif
