@@ -114,6 +114,29 @@ static int new_device(struct run *u)
 	return err;
 }
 
+/* A mount after a cut (or at end of life): strict check, then every
+ * synced file against the model. 1 on a finding. */
+static int check_mounted(struct run *u)
+{
+	if (!u->o->no_check && tdev_check(&u->d, u->msg, sizeof(u->msg))) {
+		finding(u, "%s", u->msg);
+		return 1;
+	}
+	u->r->checks++;
+	if (tm_check_after_cut(&u->m, u->d.fs, &u->r->synced_files_checked)) {
+		finding(u, "%s", u->m.err);
+		return 1;
+	}
+	return 0;
+}
+
+/* scenarios in which blocks die: UBI may end read-only or unattachable */
+static int dying_blocks(struct run *u)
+{
+	return scen(u) == UBIKIT_TORTURE_WEAROUT || scen(u) == UBIKIT_TORTURE_BADBLOCK ||
+	       scen(u) == UBIKIT_TORTURE_BITFLIP;
+}
+
 static int end_of_life(struct run *u);
 
 static int ubi_is_ro(struct run *u)
@@ -167,8 +190,7 @@ static int recover(struct run *u, int ro)
 	if (u->o->trace)
 		fprintf(stderr, "CUT: %s\n", cut_op);
 	int merr = tdev_mount(&u->d, ro, u->msg, sizeof(u->msg));
-	if (merr == -ENOSPC && (scen(u) == UBIKIT_TORTURE_WEAROUT || scen(u) == UBIKIT_TORTURE_BADBLOCK ||
-				scen(u) == UBIKIT_TORTURE_BITFLIP)) {
+	if (merr == -ENOSPC && dying_blocks(u)) {
 		/* blocks died until fewer good PEBs are left than the volume
 		 * reserves plus WL's and EBA's one each: Linux refuses to attach
 		 * such a device too (ubi_wl_init, the volume table) */
@@ -176,8 +198,7 @@ static int recover(struct run *u, int ro)
 		u->r->eol_unattachable++;
 		return 1;
 	}
-	if (merr && u->d.mount_left_ubi_ro &&
-	    (scen(u) == UBIKIT_TORTURE_WEAROUT || scen(u) == UBIKIT_TORTURE_BADBLOCK || scen(u) == UBIKIT_TORTURE_BITFLIP)) {
+	if (merr && u->d.mount_left_ubi_ro && dying_blocks(u)) {
 		/* the recovery's own erases or writes met a dying block with no
 		 * reserve left: UBI is read-only, as Linux's would be; what was
 		 * synced must still read back on a read-only mount */
@@ -196,15 +217,8 @@ static int recover(struct run *u, int ro)
 		return 1;
 	}
 mounted:
-	if (!u->o->no_check && tdev_check(&u->d, u->msg, sizeof(u->msg))) {
-		finding(u, "%s", u->msg);
+	if (check_mounted(u))
 		return 1;
-	}
-	u->r->checks++;
-	if (tm_check_after_cut(&u->m, u->d.fs, &u->r->synced_files_checked)) {
-		finding(u, "%s", u->m.err);
-		return 1;
-	}
 	if (in_erase)
 		u->r->cuts_in_erase++;
 	else
@@ -251,15 +265,8 @@ static int end_of_life(struct run *u)
 		finding(u, "read-only mount after the reserve ran out: %s", u->msg);
 		return 1;
 	}
-	if (!u->o->no_check && tdev_check(&u->d, u->msg, sizeof(u->msg))) {
-		finding(u, "%s", u->msg);
+	if (check_mounted(u))
 		return 1;
-	}
-	u->r->checks++;
-	if (tm_check_after_cut(&u->m, u->d.fs, &u->r->synced_files_checked)) {
-		finding(u, "%s", u->m.err);
-		return 1;
-	}
 	return 0;
 }
 
@@ -328,8 +335,7 @@ static int cycle(struct run *u)
 		return 0;
 	}
 	flash_sim_power_cut_after(u->d.sim, 0);
-	if (err && (ubi_is_ro(u) || err == -EROFS) &&
-	    (s == UBIKIT_TORTURE_BADBLOCK || s == UBIKIT_TORTURE_WEAROUT || s == UBIKIT_TORTURE_BITFLIP)) {
+	if (err && (ubi_is_ro(u) || err == -EROFS) && dying_blocks(u)) {
 		end_of_life(u);
 		return 1;
 	}
