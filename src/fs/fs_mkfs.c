@@ -2,7 +2,8 @@
  * 1. scan: the tree into memory (names sorted, depth first; hard links by
  *    device and inode number), then the device table; inode numbers in
  *    that order from 65 (as mkfs.ubifs: UBIFS_FIRST_INO + 1), the root 1;
- * 2. compress: regular files cut into chunks of up to 1 MiB, compressed by
+ * 2. compress: regular files cut into chunks of up to 1 MiB as the scan
+ *    finds them (the workers start with the scan), compressed by
  *    worker threads into packed data nodes (zero blocks and holes left
  *    out, as mkfs.ubifs does), small files taken in batches; at most
  *    WINDOW_BLOCKS are ahead of the writer, so memory stays bounded;
@@ -37,6 +38,8 @@
 #define CHUNK_BLOCKS 256 /* 1 MiB of file per compression job */
 #define WINDOW_BLOCKS (64 * CHUNK_BLOCKS) /* blocks compressed ahead of the writer */
 #define BATCH_JOBS 64    /* jobs a worker takes at once (small files) */
+#define JOB_BLOCK 4096
+#define JOB_BLOCKS_MAX 65536 /* 2^28 jobs of 1 MiB */
 #define NODE_MAX (UBIFS_DATA_NODE_SZ + 2 * UBIFS_BLOCK_SIZE)
 
 struct mk_ent {
@@ -60,6 +63,9 @@ struct mk_ino {
 
 struct job {
 	uint32_t ino;
+	const char *path; /* the inode's (workers do not read mk.inos: the scan grows it) */
+	uint64_t size;
+	uint32_t inum;
 	uint64_t first_block, nblocks;
 	/* result */
 	uint8_t *out;   /* packed data nodes, each 8-aligned (no sqnum/CRC yet) */
@@ -77,9 +83,11 @@ struct mk {
 	struct { dev_t dev; ino_t ino; uint32_t idx; } *hl;
 	size_t hl_n, hl_cap;
 	uint64_t next_inum;
-	/* compression */
-	struct job *jobs;
-	size_t njobs;
+	/* compression: jobs in blocks of JOB_BLOCK, the table of blocks sized
+	 * once, so that workers read jobs while the scan appends */
+	struct job **jobs;
+	size_t njobs;      /* published to the workers */
+	int scan_done;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	size_t next_job;   /* next to be taken by a worker */
@@ -92,6 +100,41 @@ struct mk {
 static int mk_oom(struct mk *m)
 {
 	return util_err_set(m->e, -ENOMEM, "mkfs: out of memory");
+}
+
+static struct job *job_at(const struct mk *m, size_t k)
+{
+	return &m->jobs[k / JOB_BLOCK][k % JOB_BLOCK];
+}
+
+/* a regular file's chunks become jobs, published to the workers at once */
+static int add_jobs(struct mk *m, uint32_t idx)
+{
+	struct mk_ino *i = &m->inos[idx];
+	uint64_t blocks = (i->size + UBIFS_BLOCK_SIZE - 1) / UBIFS_BLOCK_SIZE;
+	if (blocks > UBIFS_S_KEY_BLOCK_MASK)
+		return util_err_set(m->e, -EFBIG, "mkfs: '%s' is larger than UBIFS allows", i->path);
+	size_t n = m->njobs; /* only this thread adds */
+	i->job0 = (uint32_t)n;
+	for (uint64_t b = 0; b < blocks; b += CHUNK_BLOCKS, n++) {
+		if (n / JOB_BLOCK >= JOB_BLOCKS_MAX)
+			return util_err_set(m->e, -EFBIG, "mkfs: the tree is larger than mkfs handles");
+		if (!m->jobs[n / JOB_BLOCK] && !(m->jobs[n / JOB_BLOCK] = calloc(JOB_BLOCK, sizeof(struct job))))
+			return mk_oom(m);
+		struct job *j = job_at(m, n);
+		j->ino = idx;
+		j->path = i->path;
+		j->size = i->size;
+		j->inum = (uint32_t)i->inum;
+		j->first_block = b;
+		j->nblocks = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
+		i->njobs++;
+	}
+	pthread_mutex_lock(&m->lock);
+	m->njobs = n;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
 }
 
 static int64_t clamp_t(const struct mk *m, int64_t t)
@@ -126,7 +169,7 @@ static int new_ino(struct mk *m, const char *path, const struct stat *st, uint32
 	if (i->inum > UBIFS_INUM_WATERMARK)
 		return util_err_set(m->e, -ENOSPC, "mkfs: too many inodes");
 	*idx = (uint32_t)m->n++;
-	return 0;
+	return S_ISREG(i->mode) && i->path ? add_jobs(m, *idx) : 0;
 }
 
 static int add_ent(struct mk *m, uint32_t dir, const char *name, uint32_t ino)
@@ -423,14 +466,14 @@ static int job_alloc(struct job *j)
  * of small files. */
 static int run_job(struct mk *m, struct job *j, struct ubifs_compr_ctx *cc, uint8_t *buf, uint8_t *cbuf)
 {
-	const struct mk_ino *i = &m->inos[j->ino];
-	int fd = open(i->path, O_RDONLY | O_CLOEXEC);
+	(void)m;
+	int fd = open(j->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int err = job_alloc(j);
 	uint64_t end = (j->first_block + j->nblocks) * UBIFS_BLOCK_SIZE;
-	if (end > i->size)
-		end = i->size;
+	if (end > j->size)
+		end = j->size;
 	uint64_t off = j->first_block * UBIFS_BLOCK_SIZE;
 	while (!err && off < end) {
 		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
@@ -476,7 +519,7 @@ static int run_job(struct mk *m, struct job *j, struct ubifs_compr_ctx *cc, uint
 				break;
 			}
 			uint32_t block = (uint32_t)((seg + p) / UBIFS_BLOCK_SIZE);
-			struct ubifs_key key = ubifs_key_make((uint32_t)i->inum, UBIFS_DATA_KEY, block);
+			struct ubifs_key key = ubifs_key_make(j->inum, UBIFS_DATA_KEY, block);
 			uint8_t *node = j->out + j->out_len;
 			ubifs_data_pack(node, &key, (uint32_t)bl, (uint16_t)type, cbuf, (uint32_t)cl, 0);
 			memset(node + len, 0, ubifs_align8(len) - len);
@@ -504,26 +547,26 @@ static void *worker_main(void *arg)
 	uint8_t *blk = malloc((size_t)CHUNK_BLOCKS * UBIFS_BLOCK_SIZE), *cbuf = malloc(2 * UBIFS_BLOCK_SIZE);
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
-		while (!m->stop && m->next_job < m->njobs && m->ahead_blocks >= WINDOW_BLOCKS)
+		while (!m->stop && (m->next_job < m->njobs ? m->ahead_blocks >= WINDOW_BLOCKS : !m->scan_done))
 			pthread_cond_wait(&m->cond, &m->lock);
 		if (m->stop || m->next_job >= m->njobs)
-			break;
+			break; /* stopped, or the scan is done and every job taken */
 		/* a batch: consecutive jobs up to one chunk of blocks, so a tree of
 		 * small files costs one hand-over per batch, not per file */
 		size_t first = m->next_job;
 		uint64_t blocks = 0;
 		do
-			blocks += m->jobs[m->next_job++].nblocks;
+			blocks += job_at(m, m->next_job++)->nblocks;
 		while (m->next_job < m->njobs && m->next_job - first < BATCH_JOBS &&
-		       blocks + m->jobs[m->next_job].nblocks <= CHUNK_BLOCKS);
+		       blocks + job_at(m, m->next_job)->nblocks <= CHUNK_BLOCKS);
 		size_t last = m->next_job;
 		m->ahead_blocks += blocks;
 		pthread_mutex_unlock(&m->lock);
 		for (size_t k = first; k < last; k++)
-			m->jobs[k].err = (!cc || !blk || !cbuf) ? -ENOMEM : run_job(m, &m->jobs[k], cc, blk, cbuf);
+			job_at(m, k)->err = (!cc || !blk || !cbuf) ? -ENOMEM : run_job(m, job_at(m, k), cc, blk, cbuf);
 		pthread_mutex_lock(&m->lock);
 		for (size_t k = first; k < last; k++)
-			m->jobs[k].done = 1;
+			job_at(m, k)->done = 1;
 		pthread_cond_broadcast(&m->cond);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -560,7 +603,7 @@ static int write_data(struct wr *w, uint32_t idx)
 	struct mk *m = w->m;
 	const struct mk_ino *i = &m->inos[idx];
 	for (uint32_t k = 0; k < i->njobs; k++) {
-		struct job *j = &m->jobs[i->job0 + k];
+		struct job *j = job_at(m, i->job0 + k);
 		pthread_mutex_lock(&m->lock);
 		while (!j->done)
 			pthread_cond_wait(&m->cond, &m->lock);
@@ -771,7 +814,9 @@ static void mk_free(struct mk *m)
 	free(m->inos);
 	free(m->hl);
 	for (size_t k = 0; k < m->njobs; k++)
-		free(m->jobs[k].out);
+		free(job_at(m, k)->out);
+	for (size_t b = 0; m->jobs && b < JOB_BLOCKS_MAX && m->jobs[b]; b++)
+		free(m->jobs[b]);
 	free(m->jobs);
 }
 
@@ -799,63 +844,42 @@ int fs_mkfs(struct ubi_vol_io *vol, const struct fs_mkfs_opts *o, struct fs_mkfs
 		rst.st_mode = S_IFDIR | 0755;
 		rst.st_atime = rst.st_mtime = rst.st_ctime = o->clamp_time ? o->clamp : (int64_t)time(NULL);
 	}
-	err = new_ino(&m, o->root, &rst, &root);
-	if (!err && o->root)
-		err = scan_dir(&m, root, o->root);
-	if (!err && o->devtable)
-		err = apply_devtable(&m, o->devtable);
-	/* 2. jobs */
-	size_t njobs = 0;
-	for (size_t k = 0; !err && k < m.n; k++)
-		if (S_ISREG(m.inos[k].mode) && m.inos[k].path)
-			njobs += (m.inos[k].size + (uint64_t)CHUNK_BLOCKS * UBIFS_BLOCK_SIZE - 1) /
-				 ((uint64_t)CHUNK_BLOCKS * UBIFS_BLOCK_SIZE);
-	if (!err && njobs && !(m.jobs = calloc(njobs, sizeof(*m.jobs))))
-		err = mk_oom(&m);
-	for (size_t k = 0; !err && k < m.n; k++) {
-		struct mk_ino *i = &m.inos[k];
-		if (!S_ISREG(i->mode) || !i->path)
-			continue;
-		uint64_t blocks = (i->size + UBIFS_BLOCK_SIZE - 1) / UBIFS_BLOCK_SIZE;
-		if (blocks > UBIFS_S_KEY_BLOCK_MASK) {
-			err = util_err_set(e, -EFBIG, "mkfs: '%s' is larger than UBIFS allows", i->path);
-			break;
-		}
-		i->job0 = (uint32_t)m.njobs;
-		for (uint64_t b = 0; b < blocks; b += CHUNK_BLOCKS) {
-			struct job *j = &m.jobs[m.njobs++];
-			j->ino = (uint32_t)k;
-			j->first_block = b;
-			j->nblocks = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
-			i->njobs++;
-		}
-		m.total_bytes += i->size;
-		st->bytes_in += i->size;
-	}
-	if (err) {
-		mk_free(&m);
-		return err;
-	}
-	/* 3. build */
-	struct ubifs_build *b = NULL;
-	err = ubifs_build_new(&o->bp, vol, &b, e);
-	if (err) {
-		mk_free(&m);
-		return err;
-	}
+	/* the compression workers start with the scan: they take each file's
+	 * chunks as it is found */
+	if (!(m.jobs = calloc(JOB_BLOCKS_MAX, sizeof(*m.jobs))))
+		return util_err_set(e, -ENOMEM, "mkfs: out of memory");
 	pthread_mutex_init(&m.lock, NULL);
 	pthread_cond_init(&m.cond, NULL);
 	unsigned nthreads = o->threads > 0 ? (unsigned)o->threads : online_cpus();
 	struct worker *ws = calloc(nthreads, sizeof(*ws));
 	if (!ws)
 		err = mk_oom(&m);
-	for (unsigned t = 0; !err && t < nthreads && m.njobs; t++) {
+	for (unsigned t = 0; !err && t < nthreads; t++) {
 		ws[t].m = &m;
 		if (pthread_create(&ws[t].t, NULL, worker_main, &ws[t]) == 0)
 			ws[t].started = 1;
 		else if (t == 0)
 			err = util_err_set(e, -EAGAIN, "mkfs: cannot start a compression thread");
 	}
+	if (!err)
+		err = new_ino(&m, o->root, &rst, &root);
+	if (!err && o->root)
+		err = scan_dir(&m, root, o->root);
+	if (!err && o->devtable)
+		err = apply_devtable(&m, o->devtable);
+	pthread_mutex_lock(&m.lock);
+	m.scan_done = 1;
+	pthread_cond_broadcast(&m.cond);
+	pthread_mutex_unlock(&m.lock);
+	for (size_t k = 0; !err && k < m.n; k++)
+		if (S_ISREG(m.inos[k].mode) && m.inos[k].path) {
+			m.total_bytes += m.inos[k].size;
+			st->bytes_in += m.inos[k].size;
+		}
+	/* 3. build, in tree order, as the workers deliver */
+	struct ubifs_build *b = NULL;
+	if (!err)
+		err = ubifs_build_new(&o->bp, vol, &b, e);
 	struct wr w = {&m, b, malloc(NODE_MAX + 8), st};
 	if (!err && !w.node)
 		err = mk_oom(&m);
