@@ -316,7 +316,13 @@ static int remove_name(struct ubifs_fs *fs, uint64_t dir, const char *name, size
 		t->a.mtime_sec = t->a.ctime_sec = t->b.ctime_sec;
 		t->a.mtime_nsec = t->a.ctime_nsec = t->b.ctime_nsec;
 		uint64_t cmt_no = fs->cmt_no;
-		err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
+		if (t->b.nlink == 0)
+			err = ubifs_orph_dying(fs, t->b.inum, cmt_no);
+		if (!err) {
+			err = ubifs_jnl_update(fs, &t->a, name, nlen, &t->b, 1, 0);
+			if (err && t->b.nlink == 0)
+				ubifs_orph_not_dying(fs, t->b.inum);
+		}
 		if (!err && t->b.nlink == 0)
 			err = ubifs_orph_last_link(fs, &t->b, cmt_no);
 		if (!err && t->b.nlink == 0) {
@@ -531,8 +537,15 @@ int ubifs_rename(struct ubifs_fs *fs, uint64_t old_dir, const char *old_name, si
 		nd->size += new_sz;
 	}
 	uint64_t cmt_no = fs->cmt_no;
-	err = ubifs_jnl_rename(fs, &r->old_dir, &r->old_ino, old_name, old_nlen, nd, have_new ? &r->new_ino : NULL,
-			       new_name, new_nlen, wh);
+	int dying = have_new && r->new_ino.nlink == 0;
+	if (dying)
+		err = ubifs_orph_dying(fs, r->new_ino.inum, cmt_no);
+	if (!err) {
+		err = ubifs_jnl_rename(fs, &r->old_dir, &r->old_ino, old_name, old_nlen, nd,
+				       have_new ? &r->new_ino : NULL, new_name, new_nlen, wh);
+		if (err && dying)
+			ubifs_orph_not_dying(fs, r->new_ino.inum);
+	}
 	/* the moved inode's new ctime: written back as the kernel's writeback would */
 	if (!err)
 		err = ubifs_jnl_write_inode(fs, &r->old_ino);

@@ -362,10 +362,9 @@ out:
 	return err;
 }
 
-static int write_inode_in(struct ubifs_fs *fs, const struct ubifs_inode *ino, unsigned jhead)
+/* last_ref: the inode's deletion (no data, removed from the index) */
+static int write_inode_in(struct ubifs_fs *fs, const struct ubifs_inode *ino, unsigned jhead, int last_ref)
 {
-	/* an open orphan keeps its inode (nlink 0) in the index until its last close */
-	int last_ref = ino->nlink == 0 && !ubifs_orph_is_orphan(fs->orph, ino->inum);
 	uint32_t len = UBIFS_INO_NODE_SZ + (last_ref ? 0 : ino->data_len);
 	uint8_t *buf = calloc(1, len + 8);
 	if (!buf)
@@ -394,9 +393,15 @@ out:
 	return err;
 }
 
+/* an open orphan keeps its inode (nlink 0) in the index until its last close */
+static int is_last_ref(const struct ubifs_fs *fs, const struct ubifs_inode *ino)
+{
+	return ino->nlink == 0 && !ubifs_orph_is_orphan(fs->orph, ino->inum);
+}
+
 int ubifs_jnl_write_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino)
 {
-	return write_inode_in(fs, ino, UBIFS_BASE_HEAD);
+	return write_inode_in(fs, ino, UBIFS_BASE_HEAD, is_last_ref(fs, ino));
 }
 
 int ubifs_jnl_write_inode_data(struct ubifs_fs *fs, const struct ubifs_inode *ino)
@@ -412,13 +417,14 @@ int ubifs_jnl_write_inode_data(struct ubifs_fs *fs, const struct ubifs_inode *in
 		if (err)
 			return fail(fs, err);
 	}
-	return write_inode_in(fs, ino, UBIFS_DATA_HEAD);
+	return write_inode_in(fs, ino, UBIFS_DATA_HEAD, is_last_ref(fs, ino));
 }
 
 int ubifs_jnl_delete_inode(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t del_cmtno)
 {
+	/* still an orphan here (see ubifs_orph_last_link) */
 	if (del_cmtno != fs->cmt_no)
-		return ubifs_jnl_write_inode(fs, ino);
+		return write_inode_in(fs, ino, UBIFS_BASE_HEAD, 1);
 	return fail(fs, ubifs_tnc_remove_ino(fs, (uint32_t)ino->inum));
 }
 

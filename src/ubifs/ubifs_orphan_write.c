@@ -158,12 +158,32 @@ static struct open_ref *find_open(const struct ubifs_orph *o, uint64_t inum)
 	return NULL;
 }
 
+int ubifs_orph_dying(struct ubifs_fs *fs, uint64_t inum, uint64_t del_cmtno)
+{
+	struct ubifs_orph *o = fs->orph;
+	if (!o || find(o, inum) >= 0)
+		return 0;
+	return add_with_xattrs(fs, o, inum, del_cmtno);
+}
+
+void ubifs_orph_not_dying(struct ubifs_fs *fs, uint64_t inum)
+{
+	if (fs->orph)
+		remove_orphan(fs->orph, inum);
+}
+
 int ubifs_orph_last_link(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t del_cmtno)
 {
 	struct ubifs_orph *o = fs->orph;
 	if (o && find_open(o, ino->inum))
-		return add_with_xattrs(fs, o, ino->inum, del_cmtno);
-	return ubifs_jnl_delete_inode(fs, ino, del_cmtno);
+		return ubifs_orph_dying(fs, ino->inum, del_cmtno); /* listed already, normally */
+	/* A commit may run before the deletion is written (it may need a new
+	 * bud): it lists the inode in the orphan area, as its index holds it
+	 * with no link. Not an orphan once the deletion is in the journal. */
+	int err = ubifs_jnl_delete_inode(fs, ino, del_cmtno);
+	if (!err && o)
+		remove_orphan(o, ino->inum);
+	return err;
 }
 
 /* the orphan's last reference is gone: delete it (kernel evict_inode) */
@@ -174,15 +194,18 @@ static int delete_now(struct ubifs_fs *fs, uint64_t inum)
 	if (at < 0)
 		return 0;
 	uint64_t del_cmtno = o->list[at].del_cmtno;
-	remove_orphan(o, inum);
 	struct ubifs_inode *ui = malloc(sizeof(*ui));
 	if (!ui)
 		return -ENOMEM;
+	/* an orphan until its deletion is written: a commit the deletion
+	 * may need first lists it in the orphan area */
 	int err = ubifs_read_inode(fs, inum, ui);
 	if (!err && ui->nlink == 0)
 		err = ubifs_jnl_delete_inode(fs, ui, del_cmtno);
 	else if (err == -ENOENT)
 		err = 0;
+	if (!err)
+		remove_orphan(o, inum);
 	free(ui);
 	return err;
 }

@@ -22,8 +22,17 @@ struct ubifs_orph;
  * before their first write). */
 int ubifs_orph_open(struct ubifs_fs *fs, struct ubifs_orph **out);
 void ubifs_orph_close(struct ubifs_orph *o);
+/* inum is about to lose its last link: listed as an orphan before the
+ * journal write that drops it (the kernel adds it inside that journal
+ * update, where no commit can come between), so that any commit until its
+ * deletion is written names it in the orphan area; the index of such a
+ * commit holds the inode with no link. ubifs_orph_not_dying when that
+ * write fails. */
+int ubifs_orph_dying(struct ubifs_fs *fs, uint64_t inum, uint64_t del_cmtno);
+void ubifs_orph_not_dying(struct ubifs_fs *fs, uint64_t inum);
 /* ino has just lost its last link (journal written, del_cmtno = the commit
- * number before that write): an orphan if open, else deleted now. */
+ * number before that write): stays an orphan if open, else deleted now
+ * (and no longer an orphan). */
 int ubifs_orph_last_link(struct ubifs_fs *fs, const struct ubifs_inode *ino, uint64_t del_cmtno);
 /* Is inum an orphan (open, no links)? Its inode node is written, not deleted. */
 int ubifs_orph_is_orphan(const struct ubifs_orph *o, uint64_t inum);

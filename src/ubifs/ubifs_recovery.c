@@ -136,6 +136,25 @@ fail:
 	return err;
 }
 
+int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t cs_sqnum)
+{
+	/* the first node of a log LEB is a commit start or a reference node;
+	 * the larger of the two is read, and checked whole (CRC) */
+	uint8_t node[UBIFS_REF_NODE_SZ];
+	if (fs->leb_size < sizeof(node))
+		return 0;
+	int err = ubifs_leb_read(fs, lnum, 0, node, sizeof(node));
+	if (err)
+		return err;
+	uint8_t type = node[20];
+	uint32_t len = get_le32(node + 16);
+	if ((type != UBIFS_CS_NODE && type != UBIFS_REF_NODE) || len > sizeof(node))
+		return 0;
+	if (ubifs_check_node(node, sizeof(node), 0, fs->leb_size, fs->fanout) != UBIFS_CHK_OK)
+		return 0;
+	return get_le64(node + 8) < cs_sqnum;
+}
+
 int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb)
 {
 	uint32_t next = lnum + 1;
@@ -145,7 +164,17 @@ int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, str
 		/* only the end of the log can be torn: the next log LEB must be
 		 * empty or out of date */
 		struct ubifs_sleb nsleb;
-		int err = ubifs_scan(fs, next, 0, &nsleb);
+		int err = 0;
+		if (fs->cs_sqnum) {
+			/* an older round of the ring after this LEB: whatever a cut
+			 * erase left after its first node does not matter */
+			err = ubifs_log_leb_is_stale(fs, next, fs->cs_sqnum);
+			if (err < 0)
+				return err;
+			if (err)
+				return ubifs_recover_leb(fs, lnum, offs, sleb, -1);
+		}
+		err = ubifs_scan(fs, next, 0, &nsleb);
 		if (err)
 			return err;
 		if (nsleb.nodes_cnt) {

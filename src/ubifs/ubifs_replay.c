@@ -73,6 +73,15 @@ static int validate_ref(struct ubifs_fs *fs, struct replay *r, const struct ubif
 static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 {
 	struct ubifs_sleb sleb;
+	if (fs->cs_sqnum) {
+		/* past the log's end: a LEB of an earlier round, unmapped and not
+		 * erased, is recognised by its first node alone. Its rest may be
+		 * anything (an erase cut after the first page survived); the
+		 * kernel scans the whole LEB first and refuses such a log. */
+		int stale = ubifs_log_leb_is_stale(fs, lnum, fs->cs_sqnum);
+		if (stale)
+			return stale;
+	}
 	int err = ubifs_scan(fs, lnum, 0, &sleb);
 	if (err == -EUCLEAN && fs->need_recovery)
 		err = ubifs_recover_log_leb(fs, lnum, 0, &sleb);
