@@ -177,10 +177,11 @@ void ubifs_sleb_free(struct ubifs_sleb *sleb);
  * after the last good node; jhead < 0 for non-journal LEBs (grouped). */
 int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb, int jhead);
 int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb);
-/* 1 when log LEB lnum starts with a good node older than the commit start
- * (sqnum < cs_sqnum): a LEB of an earlier round of the log ring, whatever
- * the rest of it holds; 0 when it does not, <0 on a read error. */
-int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t cs_sqnum);
+/* 1 when log LEB lnum starts with a good node older than newer_than (the
+ * commit start, or the newest node of the log before this LEB): a LEB
+ * written before them, not a continuation of the log, whatever the rest of
+ * it holds; 0 when it does not, <0 on a read error. */
+int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than);
 int ubifs_recover_master(struct ubifs_fs *fs, uint8_t *mst_out);
 int ubifs_recover_size_accum(struct ubifs_fs *fs, const struct ubifs_key *key, int deletion, uint64_t new_size);
 int ubifs_recover_size(struct ubifs_fs *fs);

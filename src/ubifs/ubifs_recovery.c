@@ -136,10 +136,11 @@ fail:
 	return err;
 }
 
-int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t cs_sqnum)
+/* 1 and *sqnum when log LEB lnum starts with a good commit start or
+ * reference node, 0 when not, <0 on a read error */
+static int log_first_sqnum(struct ubifs_fs *fs, uint32_t lnum, uint64_t *sqnum)
 {
-	/* the first node of a log LEB is a commit start or a reference node;
-	 * the larger of the two is read, and checked whole (CRC) */
+	/* the larger of the two node kinds is read, and checked whole (CRC) */
 	uint8_t node[UBIFS_REF_NODE_SZ];
 	if (fs->leb_size < sizeof(node))
 		return 0;
@@ -152,7 +153,15 @@ int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t cs_sqnum
 		return 0;
 	if (ubifs_check_node(node, sizeof(node), 0, fs->leb_size, fs->fanout) != UBIFS_CHK_OK)
 		return 0;
-	return get_le64(node + 8) < cs_sqnum;
+	*sqnum = get_le64(node + 8);
+	return 1;
+}
+
+int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than)
+{
+	uint64_t sq = 0;
+	int got = log_first_sqnum(fs, lnum, &sq);
+	return got <= 0 ? got : sq < newer_than;
 }
 
 int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb)
@@ -166,9 +175,17 @@ int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, str
 		struct ubifs_sleb nsleb;
 		int err = 0;
 		if (fs->cs_sqnum) {
-			/* an older round of the ring after this LEB: whatever a cut
-			 * erase left after its first node does not matter */
-			err = ubifs_log_leb_is_stale(fs, next, fs->cs_sqnum);
+			/* a LEB after this one written before it (an older round of
+			 * the ring, or an earlier recovery's cut commit start, come
+			 * back after a cut): whatever follows its first node does not
+			 * matter */
+			uint64_t newer_than = fs->cs_sqnum, here = 0;
+			err = log_first_sqnum(fs, lnum, &here);
+			if (err < 0)
+				return err;
+			if (err && here > newer_than)
+				newer_than = here;
+			err = ubifs_log_leb_is_stale(fs, next, newer_than);
 			if (err < 0)
 				return err;
 			if (err)

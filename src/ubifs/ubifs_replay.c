@@ -37,6 +37,7 @@ struct replay {
 	size_t nbuds, cap_buds;
 	struct rentry *ents;
 	size_t nents, cap_ents;
+	uint64_t log_sqnum; /* the newest log node replayed so far */
 };
 
 static void replay_free(struct replay *r)
@@ -74,11 +75,17 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 {
 	struct ubifs_sleb sleb;
 	if (fs->cs_sqnum) {
-		/* past the log's end: a LEB of an earlier round, unmapped and not
-		 * erased, is recognised by its first node alone. Its rest may be
-		 * anything (an erase cut after the first page survived); the
+		/* Past the log's end: a LEB unmapped but not erased, come back
+		 * after a cut, is recognised by its first node alone. The log is
+		 * written in order, so a LEB that goes on with it starts newer
+		 * than anything before it; an older first node is an earlier
+		 * round of the ring, or the commit start of a recovery mount that
+		 * was cut and whose LEB a later mount's log consolidation
+		 * unmapped (the kernel only compares with the commit start, and
+		 * would replay that LEB's references again). The rest of such a
+		 * LEB may be anything (an erase cut after its first page); the
 		 * kernel scans the whole LEB first and refuses such a log. */
-		int stale = ubifs_log_leb_is_stale(fs, lnum, fs->cs_sqnum);
+		int stale = ubifs_log_leb_is_stale(fs, lnum, fs->cs_sqnum > r->log_sqnum ? fs->cs_sqnum : r->log_sqnum);
 		if (stale)
 			return stale;
 	}
@@ -137,6 +144,8 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 		}
 		if (s->sqnum > fs->max_sqnum)
 			fs->max_sqnum = s->sqnum;
+		if (s->sqnum > r->log_sqnum)
+			r->log_sqnum = s->sqnum;
 		if (s->type == UBIFS_REF_NODE) {
 			struct ubifs_ref_node ref;
 			ubifs_ref_unpack(sleb.buf + s->offs, &ref);

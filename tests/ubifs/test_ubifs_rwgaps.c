@@ -16,13 +16,21 @@
  *    the committed index names in a LEB garbage-collected since: the
  *    dangling branches are dropped and the xattr inode swept (Linux 6.1
  *    keeps that inode and its self-check then refuses the mount).
+ *  - log LEBs that come back after a cut (unmapped, not yet erased): an
+ *    old one with garbage after its first nodes past the log head, and
+ *    the commit starts of recovery mounts cut one after another, behind a
+ *    torn one; the log ends where a LEB starts older than what precedes.
+ *  - a commit between a rename's journal write and the deletion of the
+ *    file it replaced: that commit's orphan area lists the file.
  * UBIKIT_RWGAPS_EXPORT=DIR writes results (after the recovery mount and
  * more writes, unmounted and mounted again) as bare UBIFS images
  * (DIR/NAME.img) with the tree ubikit sees (DIR/NAME.manifest, the format
  * of tests/tools/ubifs_manifest.sh) for the kernel's judgement
  * (tests/vm/ubifs_rwgaps_kernel.sh): one of each kind (c1: consolidated
  * log, g1: recovery GC, x1: a deletion replayed over a dangling xattr
- * entry), or many with UBIKIT_LONG_TESTS=1. */
+ * entry, l1: an old log LEB with garbage after the log head, r1: three
+ * recovery mounts cut after their commit starts), or many with
+ * UBIKIT_LONG_TESTS=1. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -52,6 +60,11 @@ struct memvol {
 	struct ubi_vol_io vol;
 	uint8_t *data;
 	uint8_t *mapped;
+	/* an unmapped LEB's last contents: UBI erases its PEB later, so after
+	 * a cut before that erase the LEB comes back (mv_reboot_ghosts) */
+	uint8_t *ghost, *has_ghost;
+	uint32_t log_first, log_last; /* when set: log_write_op is the operation that */
+	long log_write_op;            /* last wrote a log LEB from its start (-1: none) */
 	long ops, cut_at; /* mutating operations so far; cut before op cut_at (-1: never) */
 	int cut;
 };
@@ -86,8 +99,14 @@ static int mv_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, siz
 	int c = mv_count(m);
 	if (c < 0)
 		return c;
-	if (c == 1) /* torn: the first half of the min. I/O units */
+	if (c == 1 && len <= m->vol.min_io_size && m->log_last)
+		len = len < 240 ? len / 2 / 8 * 8 : 120; /* torn inside the unit, inside its first nodes (t_cut_recoveries) */
+	else if (c == 1) /* torn: the first half of the min. I/O units */
 		len = len / m->vol.min_io_size / 2 * m->vol.min_io_size;
+	if (!m->mapped[lnum])
+		m->has_ghost[lnum] = 0; /* a new PEB, newer than the ghost's */
+	if (off == 0 && lnum >= m->log_first && lnum <= m->log_last && m->log_last)
+		m->log_write_op = m->ops - (c ? 0 : 1);
 	m->mapped[lnum] = 1;
 	memcpy(m->data + (size_t)lnum * m->vol.leb_size + off, buf, len);
 	return c ? -EIO : 0;
@@ -105,6 +124,7 @@ static int mv_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 	memcpy(p, buf, len);
 	memset(p + len, 0xFF, m->vol.leb_size - len);
 	m->mapped[lnum] = 1;
+	m->has_ghost[lnum] = 0;
 	return 0;
 }
 
@@ -116,6 +136,11 @@ static int mv_unmap(void *ctx, uint32_t lnum)
 	int c = mv_count(m);
 	if (c)
 		return -EIO;
+	if (m->mapped[lnum]) {
+		memcpy(m->ghost + (size_t)lnum * m->vol.leb_size, m->data + (size_t)lnum * m->vol.leb_size,
+		       m->vol.leb_size);
+		m->has_ghost[lnum] = 1;
+	}
 	memset(m->data + (size_t)lnum * m->vol.leb_size, 0xFF, m->vol.leb_size);
 	m->mapped[lnum] = 0;
 	return 0;
@@ -132,6 +157,7 @@ static int mv_map(void *ctx, uint32_t lnum)
 	if (c)
 		return -EIO;
 	m->mapped[lnum] = 1;
+	m->has_ghost[lnum] = 0;
 	return 0;
 }
 
@@ -151,8 +177,12 @@ static void mv_init(struct memvol *m, uint32_t leb_size, uint32_t lebs, uint32_t
 	memset(m, 0, sizeof(*m));
 	m->data = malloc((size_t)leb_size * lebs);
 	m->mapped = calloc(lebs, 1);
+	m->ghost = malloc((size_t)leb_size * lebs);
+	m->has_ghost = calloc(lebs, 1);
 	assert_non_null(m->data);
 	assert_non_null(m->mapped);
+	assert_non_null(m->ghost);
+	assert_non_null(m->has_ghost);
 	memset(m->data, 0xFF, (size_t)leb_size * lebs);
 	m->cut_at = -1;
 	m->vol = (struct ubi_vol_io){.ctx = m,
@@ -175,12 +205,32 @@ static void mv_copy(struct memvol *dst, const struct memvol *src)
 	mv_init(dst, src->vol.leb_size, src->vol.leb_count, src->vol.min_io_size);
 	memcpy(dst->data, src->data, (size_t)src->vol.leb_size * src->vol.leb_count);
 	memcpy(dst->mapped, src->mapped, src->vol.leb_count);
+	memcpy(dst->ghost, src->ghost, (size_t)src->vol.leb_size * src->vol.leb_count);
+	memcpy(dst->has_ghost, src->has_ghost, src->vol.leb_count);
+	dst->log_first = src->log_first;
+	dst->log_last = src->log_last;
+	dst->ops = src->ops;
+}
+
+/* the reboot after a cut at which no unmapped LEB had been erased yet:
+ * each comes back with its last contents (the worst case UBI allows) */
+static void mv_reboot_ghosts(struct memvol *m)
+{
+	for (uint32_t l = 0; l < m->vol.leb_count; l++)
+		if (m->has_ghost[l] && !m->mapped[l]) {
+			memcpy(m->data + (size_t)l * m->vol.leb_size, m->ghost + (size_t)l * m->vol.leb_size,
+			       m->vol.leb_size);
+			m->mapped[l] = 1;
+			m->has_ghost[l] = 0;
+		}
 }
 
 static void mv_free(struct memvol *m)
 {
 	free(m->data);
 	free(m->mapped);
+	free(m->ghost);
+	free(m->has_ghost);
 }
 
 /* Unmount fs (on m); when it is the n-th (from 1) result of a kind to
@@ -833,6 +883,129 @@ static void t_rename_orphan(void **state)
 	mv_free(&base);
 }
 
+/* ---- recovery mounts cut after their commit start, unmapped LEBs coming back ---- */
+
+#define T_FILES 10
+#define T_LEBS 32u /* the kernel's defaults give 3 log LEBs */
+
+static size_t t_len(int i)
+{
+	return 4000u + (size_t)i * 2500u;
+}
+
+/* A mount attempt on m cut before its operation k (counted from now): 1
+ * when the cut came inside it, 0 when it mounted before (then unmounted
+ * cleanly, nothing cut). The op of its last commit start: *cs_op. */
+static int cut_mount(struct memvol *m, long k, long *cs_op)
+{
+	long base = m->ops;
+	m->cut_at = k < 0 ? -1 : base + k;
+	m->log_write_op = -1;
+	struct ubikit_mount_opts o = {0};
+	struct ubikit_fs *fs = NULL;
+	char msg[512] = "";
+	int err = ubikit_mount_ex(&m->vol, &o, &fs, msg, sizeof(msg));
+	int cut = m->cut;
+	if (cs_op)
+		*cs_op = m->log_write_op >= 0 ? m->log_write_op - base : -1;
+	if (!err)
+		ubikit_unmount(fs); /* fails after a cut: the mount is abandoned */
+	if (!cut && err)
+		fail_msg("mount failed without a cut: %d %s", err, msg);
+	return cut;
+}
+
+/* the flash after a cut, rebooted with every unmapped LEB back */
+static void reboot(struct memvol *dst, const struct memvol *src)
+{
+	mv_copy(dst, src);
+	dst->ops = 0;
+	mv_reboot_ghosts(dst);
+}
+
+/* After a cut, three recovery mounts in a row are each cut just after (or
+ * inside) the write of their commit start to the next log LEB, and at
+ * every reboot every unmapped LEB comes back (the worst case UBI allows):
+ * a mount whose log is then full consolidates it, unmapping the earlier
+ * mounts' commit starts, and the next cut brings them back after a torn
+ * one (torture powercut-recovery -d nor -s 102: "unrecoverable log
+ * corruption in LEB 5"). The fourth mount must recover every fsync'ed
+ * file and pass the check. */
+static void t_cut_recoveries(void **state)
+{
+	(void)state;
+	struct memvol m;
+	mv_init(&m, NAND_LEB, T_LEBS, NAND_IO);
+	struct util_err e = {0};
+	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
+	if (ubifs_format(&m.vol, &fo, &e))
+		fail_msg("format: %s", e.msg);
+	struct ubikit_fs *fs = mount_ok(&m, "write");
+	struct ubifs_fs_info info;
+	assert_int_equal(ubifs_get_info(fs_ubifs(fs), &info), 0);
+	assert_true(info.log_last - info.log_first + 1 >= 3);
+	m.log_first = info.log_first;
+	m.log_last = info.log_last;
+	char path[64];
+	for (int i = 0; i < T_FILES; i++) {
+		snprintf(path, sizeof(path), "/w%d", i);
+		assert_int_equal(put_file(fs, path, t_len(i), 300u + (unsigned)i), 0);
+		if (i % 4 == 3)
+			assert_int_equal(ubikit_sync(fs), 0);
+	}
+	struct memvol pre;
+	reboot(&pre, &m); /* power cut now */
+	ubikit_unmount(fs);
+	mv_free(&m);
+	unsigned runs = 0, full = 0;
+	/* each stage: cut inside the commit start's write (torn), or 1 or 2
+	 * operations after it */
+	for (int d1 = 0; d1 < 3; d1++)
+		for (int d2 = 0; d2 < 3; d2++)
+			for (int d3 = 0; d3 < 3; d3++) {
+				int d[3] = {d1, d2, d3};
+				struct memvol cur;
+				mv_copy(&cur, &pre);
+				int stages = 0;
+				for (int st = 0; st < 3; st++) {
+					struct memvol probe;
+					mv_copy(&probe, &cur);
+					long cs = -1;
+					cut_mount(&probe, -1, &cs); /* where this mount writes its commit start */
+					mv_free(&probe);
+					if (cs < 0)
+						break;
+					struct memvol w;
+					mv_copy(&w, &cur);
+					if (!cut_mount(&w, cs + d[st], NULL)) {
+						mv_free(&w);
+						break;
+					}
+					mv_free(&cur);
+					reboot(&cur, &w);
+					mv_free(&w);
+					stages++;
+				}
+				char ctx[96];
+				snprintf(ctx, sizeof(ctx), "recovery mounts cut at their commit start +%d, +%d, +%d", d1, d2, d3);
+				struct ubikit_fs *cfs = mount_ok(&cur, ctx);
+				check(cfs, ctx);
+				for (int i = 0; i < T_FILES; i++) {
+					snprintf(path, sizeof(path), "/w%d", i);
+					want_file(cfs, path, t_len(i), 300u + (unsigned)i, ctx);
+				}
+				if (runs == 0)
+					unmount_export(&cur, cfs, "r", 1); /* for the kernel's judgement */
+				else
+					assert_int_equal(ubikit_unmount(cfs), 0);
+				mv_free(&cur);
+				runs++;
+				full += stages == 3;
+			}
+	printf("cut recoveries: %u, %u of them after three cut recovery mounts\n", runs, full);
+	mv_free(&pre);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -841,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(t_replay_dangling_xent),
 		cmocka_unit_test(t_log_ghost),
 		cmocka_unit_test(t_rename_orphan),
+		cmocka_unit_test(t_cut_recoveries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ S=${UBIKIT_SCRATCH:?}
 : "${UBIKIT_SRC:?}" "${RWGAPS_TEST:?}"
 VM=${LINUX_VM:-$UBIKIT_SRC/tests/vm/linux-ubifs-vm}
 fail() { echo "FAIL: $*" >&2; exit 1; }
-LEB=126976 PAGE=2048 OOB=64 PEB=128 MIB=16
+LEB=126976 PAGE=2048 OOB=64 PEB=128
 rm -rf "$S"
 mkdir -p "$S/exp" "$S/in"
 UBIKIT_RWGAPS_EXPORT="$S/exp" "$RWGAPS_TEST" >"$S/test.log" 2>&1 || { cat "$S/test.log" >&2; fail "test_ubifs_rwgaps"; }
@@ -47,6 +47,12 @@ INI
 			>>"$S/in/$v.expected"
 	done
 } >"$S/ubi.ini"
+# the flash: every volume's LEBs, UBI's own 4 PEBs and its bad-block
+# reserve (20 per 1024), in MiB of 8 PEBs, at least 16
+total=0
+for v in "${vols[@]}"; do total=$((total + $(stat -c %s "$S/exp/$v.img") / LEB)); done
+MIB=$(((total + 4 + 20 + 8 + 7) / 8))
+((MIB >= 16)) || MIB=16
 ubinize -o "$S/ubi.img" -m $PAGE -p ${PEB}KiB -O $PAGE "$S/ubi.ini" || fail "ubinize"
 head -c $((MIB << 20)) /dev/zero | tr '\0' '\377' >"$S/flash"
 dd if="$S/ubi.img" of="$S/flash" conv=notrunc status=none
