@@ -357,6 +357,16 @@ static void want_file(struct ubikit_fs *fs, const char *path, size_t len, unsign
 #define C_LEBS 24u
 #define C_FILES 6
 
+/* an empty file system (no compression) on a new volume of lebs LEBs */
+static void mv_format(struct memvol *m, uint32_t lebs)
+{
+	mv_init(m, NAND_LEB, lebs, NAND_IO);
+	struct util_err e = {0};
+	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
+	if (ubifs_format(&m->vol, &fo, &e))
+		fail_msg("format: %s", e.msg);
+}
+
 static size_t c_len(int i)
 {
 	return 3000u + (size_t)i * 9000u;
@@ -501,11 +511,7 @@ static void t_rcvry_gc(void **state)
 {
 	(void)state;
 	struct memvol m;
-	mv_init(&m, NAND_LEB, G_LEBS, NAND_IO);
-	struct util_err e = {0};
-	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
-	if (ubifs_format(&m.vol, &fo, &e))
-		fail_msg("format: %s", e.msg);
+	mv_format(&m, G_LEBS);
 	struct ubikit_fs *fs = mount_ok(&m, "fill");
 	unsigned seed[G_MAXF] = {0};
 	int live[G_MAXF] = {0}, n = 0, err = 0;
@@ -611,11 +617,7 @@ static void t_replay_dangling_xent(void **state)
 {
 	(void)state;
 	struct memvol m;
-	mv_init(&m, NAND_LEB, C_LEBS, NAND_IO);
-	struct util_err e = {0};
-	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
-	if (ubifs_format(&m.vol, &fo, &e))
-		fail_msg("format: %s", e.msg);
+	mv_format(&m, C_LEBS);
 	struct ubikit_fs *fs = mount_ok(&m, "write");
 	assert_int_equal(put_file(fs, "/h", 100, 1), 0);
 	static char val[300];
@@ -693,11 +695,7 @@ static void t_log_ghost(void **state)
 {
 	(void)state;
 	struct memvol m;
-	mv_init(&m, NAND_LEB, C_LEBS, NAND_IO);
-	struct util_err e = {0};
-	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
-	if (ubifs_format(&m.vol, &fo, &e))
-		fail_msg("format: %s", e.msg);
+	mv_format(&m, C_LEBS);
 	struct ubikit_fs *fs = mount_ok(&m, "write");
 	struct ubifs_fs_info info;
 	assert_int_equal(ubifs_get_info(fs_ubifs(fs), &info), 0);
@@ -849,11 +847,7 @@ static void t_rename_orphan(void **state)
 {
 	(void)state;
 	struct memvol base;
-	mv_init(&base, NAND_LEB, C_LEBS, NAND_IO);
-	struct util_err e = {0};
-	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
-	if (ubifs_format(&base.vol, &fo, &e))
-		fail_msg("format: %s", e.msg);
+	mv_format(&base, C_LEBS);
 	long rng[2 * R_MAX];
 	int nrng = 0;
 	struct memvol w;
@@ -935,11 +929,7 @@ static void t_cut_recoveries(void **state)
 {
 	(void)state;
 	struct memvol m;
-	mv_init(&m, NAND_LEB, T_LEBS, NAND_IO);
-	struct util_err e = {0};
-	struct ubifs_format_opts fo = {.compr = UBIFS_COMPR_NONE};
-	if (ubifs_format(&m.vol, &fo, &e))
-		fail_msg("format: %s", e.msg);
+	mv_format(&m, T_LEBS);
 	struct ubikit_fs *fs = mount_ok(&m, "write");
 	struct ubifs_fs_info info;
 	assert_int_equal(ubifs_get_info(fs_ubifs(fs), &info), 0);
