@@ -177,10 +177,11 @@ void ubifs_sleb_free(struct ubifs_sleb *sleb);
  * after the last good node; jhead < 0 for non-journal LEBs (grouped). */
 int ubifs_recover_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb, int jhead);
 int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb);
-/* 1 when log LEB lnum starts with a good node older than newer_than (the
- * commit start, or the newest node of the log before this LEB): a LEB
- * written before them, not a continuation of the log, whatever the rest of
- * it holds; 0 when it does not, <0 on a read error. */
+/* 1 when log LEB lnum cannot continue the log, whatever the rest of it
+ * holds: it starts with a good node older than newer_than (the commit
+ * start, or the newest node of the log before this LEB), so it was written
+ * before them, or its first min. I/O unit is empty; 0 when it may, <0 on a
+ * read error. */
 int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than);
 int ubifs_recover_master(struct ubifs_fs *fs, uint8_t *mst_out);
 int ubifs_recover_size_accum(struct ubifs_fs *fs, const struct ubifs_key *key, int deletion, uint64_t new_size);

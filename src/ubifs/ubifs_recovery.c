@@ -161,7 +161,18 @@ int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_th
 {
 	uint64_t sq = 0;
 	int got = log_first_sqnum(fs, lnum, &sq);
-	return got <= 0 ? got : sq < newer_than;
+	if (got)
+		return got < 0 ? got : sq < newer_than;
+	/* A log LEB is written from its start: one whose first unit is empty
+	 * holds nothing of the log, whatever its later pages hold (an erase
+	 * cut can erase the first page and leave the next) */
+	uint8_t *unit = malloc(fs->min_io_size);
+	if (!unit)
+		return -ENOMEM;
+	int err = ubifs_leb_read(fs, lnum, 0, unit, fs->min_io_size);
+	int empty = !err && ubifs_is_empty(unit, fs->min_io_size);
+	free(unit);
+	return err ? err : empty;
 }
 
 int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, struct ubifs_sleb *sleb)

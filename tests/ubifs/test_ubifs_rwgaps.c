@@ -28,7 +28,8 @@
  * of tests/tools/ubifs_manifest.sh) for the kernel's judgement
  * (tests/vm/ubifs_rwgaps_kernel.sh): one of each kind (c1: consolidated
  * log, g1: recovery GC, x1: a deletion replayed over a dangling xattr
- * entry, l1: an old log LEB with garbage after the log head, r1: three
+ * entry, l1: an old log LEB with garbage after the log head, e1: the
+ * same with its first page erased, r1: three
  * recovery mounts cut after their commit starts), or many with
  * UBIKIT_LONG_TESTS=1. */
 #include <errno.h>
@@ -691,9 +692,8 @@ static uint64_t le64_at(const uint8_t *p)
  * older than the commit start: the end of the log, whatever follows. The
  * mount must recover every fsync'ed file, the check pass, and the log go on
  * through that LEB later. */
-static void t_log_ghost(void **state)
+static void log_ghost(int first_page_erased)
 {
-	(void)state;
 	struct memvol m;
 	mv_format(&m, C_LEBS);
 	struct ubikit_fs *fs = mount_ok(&m, "write");
@@ -742,9 +742,16 @@ static void t_log_ghost(void **state)
 	mv_free(&m);
 	uint8_t *g = c.data + (size_t)ghost * NAND_LEB;
 	memcpy(g, old + (size_t)(ghost - first) * NAND_LEB, NAND_LEB);
+	if (first_page_erased) {
+		/* the first page erased, the second still holding old nodes
+		 * (torture powercut -d nand2k -s 101, cycle 146662) */
+		memcpy(g + NAND_IO, g, NAND_IO);
+		memset(g, 0xFF, NAND_IO);
+	}
 	fill(g + 2 * NAND_IO, NAND_LEB - 2 * NAND_IO, 77);
 	c.mapped[ghost] = 1;
-	struct ubikit_fs *cfs = mount_ok(&c, "an old log LEB with garbage after the log head");
+	struct ubikit_fs *cfs = mount_ok(&c, first_page_erased ? "an old log LEB with its first page erased after the log head"
+							       : "an old log LEB with garbage after the log head");
 	check(cfs, "after the cut");
 	for (int i = 0; i < files; i++) {
 		snprintf(path, sizeof(path), "/f%d", i);
@@ -768,10 +775,24 @@ static void t_log_ghost(void **state)
 		snprintf(path, sizeof(path), "/f%d", i);
 		want_file(cfs, path, 2000u + (size_t)i * 700u, 500u + (unsigned)i, "mounted again");
 	}
-	unmount_export(&c, cfs, "l", 1); /* for the kernel's judgement */
+	unmount_export(&c, cfs, first_page_erased ? "e" : "l", 1); /* for the kernel's judgement */
 	mv_free(&c);
 	free(old);
 	free(have);
+}
+
+static void t_log_ghost(void **state)
+{
+	(void)state;
+	log_ghost(0);
+}
+
+/* the same LEB with its first page erased and the next one intact: a log
+ * LEB is written from its start, so it holds nothing of the log */
+static void t_log_ghost_erased_start(void **state)
+{
+	(void)state;
+	log_ghost(1);
 }
 
 /* ---- a commit between a rename's journal write and the deletion ---- */
@@ -1003,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(t_rcvry_gc),
 		cmocka_unit_test(t_replay_dangling_xent),
 		cmocka_unit_test(t_log_ghost),
+		cmocka_unit_test(t_log_ghost_erased_start),
 		cmocka_unit_test(t_rename_orphan),
 		cmocka_unit_test(t_cut_recoveries),
 	};
