@@ -60,6 +60,10 @@ struct ubikit_torture_opts {
 	int no_check;
 	/* print every file operation and cut to stderr (to follow a finding) */
 	int trace;
+	/* UBI erases each unmapped PEB early (at the next unmap) instead of
+	 * when a free PEB is next needed: what the kernel's background erase
+	 * may do, so UBIFS must not need an unmapped LEB's old contents */
+	int erase_at_unmap;
 };
 
 struct ubikit_torture_result {

@@ -98,9 +98,10 @@ static int profile(struct flash_sim_config *c, const char *name)
 }
 
 int tdev_create(struct tdev *d, const char *prof, uint64_t seed, double flip_rate, double uncorr_rate,
-		uint32_t wear_from, char *msg, size_t ml)
+		uint32_t wear_from, int erase_at_unmap, char *msg, size_t ml)
 {
 	memset(d, 0, sizeof(*d));
+	d->erase_at_unmap = erase_at_unmap;
 	struct flash_sim_config c;
 	if (profile(&c, prof)) {
 		snprintf(msg, ml, "unknown device '%s' (nand2k, nand4k, nor, mlc)", prof);
@@ -123,6 +124,7 @@ int tdev_create(struct tdev *d, const char *prof, uint64_t seed, double flip_rat
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
 	o.seed = seed;
+	o.erase_at_unmap = d->erase_at_unmap;
 	err = ubi_attach_msg(&d->base, &o, &d->ubi, msg, ml);
 	if (err)
 		goto fail;
@@ -151,6 +153,7 @@ int tdev_mount(struct tdev *d, int ro, char *msg, size_t ml)
 	struct ubi_attach_opts o;
 	ubi_attach_opts_default(&o);
 	o.autoformat = false;
+	o.erase_at_unmap = d->erase_at_unmap;
 	int err = ubi_attach_msg(&d->base, &o, &d->ubi, msg, ml);
 	if (err) {
 		d->ubi = NULL;

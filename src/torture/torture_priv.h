@@ -25,14 +25,16 @@ struct tdev {
 	int read_only;             /* mounted read-only */
 	int mount_left_ubi_ro;     /* the last failed mount found UBI read-only (reserve gone) */
 	int trace_flash;           /* print programs and erases to stderr */
+	int erase_at_unmap;        /* UBI erases unmapped PEBs early (ubi_attach_opts) */
 };
 
 /* New erased simulated device by profile name; UBI attached (formats it),
  * one dynamic volume over all available PEBs, UBIFS made by the first
  * read-write mount. wear_from: with endurance, start every PEB's erase
- * count in [wear_from, endurance) (0: fresh). */
+ * count in [wear_from, endurance) (0: fresh). erase_at_unmap: every attach
+ * erases unmapped PEBs early, as the kernel's background thread may. */
 int tdev_create(struct tdev *d, const char *profile, uint64_t seed, double flip_rate, double uncorr_rate,
-		uint32_t wear_from, char *msg, size_t ml);
+		uint32_t wear_from, int erase_at_unmap, char *msg, size_t ml);
 /* Attach + mount (read-write unless ro). On failure nothing stays attached. */
 int tdev_mount(struct tdev *d, int ro, char *msg, size_t ml);
 /* Unmount + detach; returns the first error (expected after a cut). */

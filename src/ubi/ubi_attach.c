@@ -648,6 +648,7 @@ static void build_pebs(struct ubi_device *dev, struct scan_info *ai)
 		default:
 			e->state = PEB_ERASE;
 			e->erase_order = sp->erase_head ? dev->erase_order_head-- : dev->erase_order_next++;
+			e->leb_known = false; /* which LEB it held: not tracked for the attach queue */
 			break;
 		}
 	}

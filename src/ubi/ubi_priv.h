@@ -35,6 +35,7 @@ struct ubi_peb {
 	uint32_t vol_slot, lnum; /* for PEB_USED */
 	uint64_t prot_until;     /* PEB_USED: not moved by WL before dev->erase_ops reaches this */
 	int64_t erase_order;     /* PEB_ERASE: lower goes first */
+	bool leb_known;          /* PEB_ERASE: vol_slot/lnum say which LEB it held (queued since attach) */
 };
 
 struct ubi_device;

@@ -84,6 +84,7 @@ static int64_t find_mean_entry(const struct ubi_device *dev)
 void ubi_wl_put_peb(struct ubi_device *dev, uint32_t pnum, bool torture)
 {
 	struct ubi_peb *p = &dev->peb[pnum];
+	p->leb_known = p->state == PEB_USED;
 	p->state = PEB_ERASE;
 	p->torture = torture;
 	p->scrub = false;
@@ -143,6 +144,8 @@ static int handle_bad_peb(struct ubi_device *dev, uint32_t pnum)
 	return 0;
 }
 
+static int erase_queued(struct ubi_device *dev, int64_t sel);
+
 /* Erase one queued PEB (lowest erase_order). 1 done, 0 none, <0 error. */
 int ubi_wl_do_one_erase(struct ubi_device *dev)
 {
@@ -152,6 +155,79 @@ int ubi_wl_do_one_erase(struct ubi_device *dev)
 			sel = i;
 	if (sel < 0)
 		return 0;
+	return erase_queued(dev, sel);
+}
+
+/* The queued PEB to erase when a new one is needed and none is free: the
+ * least worn, so that churn spreads over every PEB waiting in the queue
+ * (FIFO order hands each new LEB whichever PEB was freed longest ago, and
+ * erase counts then spread like a random walk: BENCH.md W5). Two orders
+ * stay as in a FIFO, because a cut erase can bring back what it did not
+ * finish:
+ *  - not the PEB queued last: a LEB unmapped to be written again at once
+ *    (master, log) must not lose its old PEB to a cut erase before the new
+ *    one is written;
+ *  - not a PEB while an older copy of the same LEB waits in the queue: an
+ *    unmapped LEB must never come back with older contents than the last
+ *    ones it had (a bud mapped empty, unmapped, and its stale copy from
+ *    before returning as the bud: torture powercut -s 11).
+ * PEBs queued by the attach (their LEB unknown here) and PEBs put at the
+ * head go first, in FIFO order. -1: use the FIFO. */
+static bool older_copy_queued(const struct ubi_device *dev, uint32_t pnum)
+{
+	const struct ubi_peb *p = &dev->peb[pnum];
+	for (uint32_t i = 0; i < dev->peb_count; i++) {
+		const struct ubi_peb *q = &dev->peb[i];
+		if (i != pnum && q->state == PEB_ERASE && q->leb_known && q->vol_slot == p->vol_slot &&
+		    q->lnum == p->lnum && q->erase_order < p->erase_order)
+			return true;
+	}
+	return false;
+}
+
+static int64_t pick_for_new_peb(struct ubi_device *dev)
+{
+	int64_t newest = -1, first = -1, n = 0;
+	for (uint32_t i = 0; i < dev->peb_count; i++) {
+		const struct ubi_peb *p = &dev->peb[i];
+		if (p->state != PEB_ERASE)
+			continue;
+		n++;
+		if (newest < 0 || p->erase_order > dev->peb[newest].erase_order)
+			newest = i;
+		if (first < 0 || p->erase_order < dev->peb[first].erase_order)
+			first = i;
+	}
+	if (n < 2 || dev->peb[first].erase_order < 0 || !dev->peb[first].leb_known)
+		return -1;
+	/* lowest EC first; a candidate with an older copy queued is passed
+	 * over (rare: a LEB unmapped twice while both PEBs wait) */
+	uint64_t floor_ec = 0;
+	int64_t floor_order = INT64_MIN;
+	for (;;) {
+		int64_t sel = -1;
+		for (uint32_t i = 0; i < dev->peb_count; i++) {
+			const struct ubi_peb *p = &dev->peb[i];
+			if (p->state != PEB_ERASE || i == newest || !p->leb_known)
+				continue;
+			/* candidates after (floor_ec, floor_order) in (ec, order) */
+			if (p->ec < floor_ec || (p->ec == floor_ec && p->erase_order <= floor_order))
+				continue;
+			if (sel < 0 || p->ec < dev->peb[sel].ec ||
+			    (p->ec == dev->peb[sel].ec && p->erase_order < dev->peb[sel].erase_order))
+				sel = i;
+		}
+		if (sel < 0)
+			return -1;
+		if (!older_copy_queued(dev, (uint32_t)sel))
+			return sel;
+		floor_ec = dev->peb[sel].ec;
+		floor_order = dev->peb[sel].erase_order;
+	}
+}
+
+static int erase_queued(struct ubi_device *dev, int64_t sel)
+{
 	if (dev->ro || dev->no_write)
 		return ubi_err(dev, -EROFS, "cannot erase PEB %u: device is read-only", (uint32_t)sel);
 	uint32_t pnum = (uint32_t)sel;
@@ -209,7 +285,8 @@ int ubi_wl_get_peb(struct ubi_device *dev, uint32_t *pnum)
 			*pnum = (uint32_t)e;
 			return 0;
 		}
-		int r = ubi_wl_do_one_erase(dev);
+		int64_t sel = pick_for_new_peb(dev);
+		int r = sel >= 0 ? erase_queued(dev, sel) : ubi_wl_do_one_erase(dev);
 		if (r < 0)
 			return r;
 		if (r == 0)

@@ -63,7 +63,7 @@ static int collect(struct ubifs_fs *fs, struct fix_set *xino, struct fix_set *na
 		unsigned type = ubifs_key_type(&zb.key);
 		if (type == UBIFS_INO_KEY || type == UBIFS_DENT_KEY || type == UBIFS_XENT_KEY) {
 			err = ubifs_tnc_read_leaf(fs, &zb, fs->nbuf);
-			if (err == -EINVAL && fs->replaying && type == UBIFS_INO_KEY) {
+			if (err == -EINVAL && fs->index_may_dangle && type == UBIFS_INO_KEY) {
 				/* the replay's sweep: an inode branch whose node is
 				 * gone (the xattr inode of a deleted file, in a LEB
 				 * reused after the commit) counts as a candidate; one

@@ -197,8 +197,10 @@ static int check_leb(struct ubifs_lpt *lpt, const struct ubifs_lprops *lp, const
 		if (err)
 			err = -EUCLEAN;
 	}
-	if (err == -EUCLEAN) {
-		/* after an unclean unmount, empty and freeable LEBs may hold garbage */
+	if (err == -EUCLEAN || err == -EBADMSG) {
+		/* after an unclean unmount, empty and freeable LEBs may hold
+		 * garbage, or pages a cut erase left unreadable (an unmapped
+		 * LEB whose PEB was not erased comes back) */
 		if (lp->free == leb) {
 			lst->empty_lebs++;
 			lst->total_free += leb;

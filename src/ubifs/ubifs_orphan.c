@@ -38,10 +38,16 @@ static int do_kill_orphans(struct ubifs_fs *fs, struct ubifs_sleb *sleb, uint64_
 			struct ubifs_key k = ubifs_key_make((uint32_t)inum, UBIFS_INO_KEY, 0);
 			uint32_t len;
 			int err = ubifs_tnc_lookup(fs, &k, fs->nbuf, &len);
-			if (err && err != -ENOENT)
+			/* the inode node itself gone with its LEB (see
+			 * index_may_dangle): only a deleted inode's nodes are
+			 * collected, so it is deleted */
+			int gone = err == -EINVAL && fs->index_may_dangle;
+			if (err && err != -ENOENT && !gone)
 				return err;
+			if (gone)
+				util_err_clear(&fs->err);
 			/* an inode re-linked since (O_TMPFILE + linkat) survives */
-			if (!err && get_le32(fs->nbuf + 92) == 0) {
+			if (gone || (!err && get_le32(fs->nbuf + 92) == 0)) {
 				struct ubifs_key hi = {(uint32_t)inum, 0xFFFFFFFFu};
 				/* read-only: Linux 6.1's view (its xattr inodes stay); read-write:
 				 * the xattr inodes go too, so the result passes the kernel's checks */
@@ -57,10 +63,28 @@ static int do_kill_orphans(struct ubifs_fs *fs, struct ubifs_sleb *sleb, uint64_
 	return 0;
 }
 
+static int kill_orphans(struct ubifs_fs *fs);
+
 int ubifs_mount_orphans(struct ubifs_fs *fs)
 {
 	if (!fs->need_recovery || fs->no_orphs)
 		return 0;
+	/* The killing completes the replay: an orphan's nodes may sit in a LEB
+	 * unmapped and erased after the commit (an earlier recovery killed it,
+	 * collected the LEB, and was cut before its commit). Its dangling xattr
+	 * entries are dropped; the sweep then removes the xattr inodes no
+	 * entry names. */
+	fs->index_may_dangle = 1;
+	fs->replay_dangling_xents = 0;
+	int err = kill_orphans(fs);
+	if (!err && fs->replay_dangling_xents)
+		err = ubifs_xattr_sweep(fs, 0, NULL, NULL, NULL);
+	fs->index_may_dangle = 0;
+	return err;
+}
+
+static int kill_orphans(struct ubifs_fs *fs)
+{
 	uint64_t last_cmt_no = 0;
 	int outofdate = 0, last_flagged = 0;
 	for (uint32_t lnum = fs->orph_first; lnum <= fs->orph_last; lnum++) {

@@ -84,7 +84,15 @@ struct ubifs_fs {
 	int ro_error;          /* a write failed: no more writes (kernel ro_error) */
 	int in_commit;
 	int replaying;
-	uint32_t replay_dangling_xents; /* xattr entries of deleted inodes found dangling by the replay */
+	/* The committed index may name nodes whose LEB is gone: during the
+	 * replay and the orphan killing after it, until the mount's commit.
+	 * A LEB that garbage collection or a commit start unmapped after the
+	 * last commit (the nodes were deleted in the journal, or by an earlier
+	 * recovery's orphan killing whose commit was cut) can be erased before
+	 * the next commit, as the kernel's background erase may do. Reads that
+	 * meet such a "dangling branch" drop it instead of failing. */
+	int index_may_dangle;
+	uint32_t replay_dangling_xents; /* xattr entries of deleted inodes found dangling (replay, orphans) */
 	uint64_t commits;      /* commits run by this mount */
 	unsigned default_compr;
 	uint64_t stat_bytes_written;
@@ -183,6 +191,9 @@ int ubifs_recover_log_leb(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, str
  * before them, or its first min. I/O unit is empty; 0 when it may, <0 on a
  * read error. */
 int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than);
+/* 1 if log LEB lnum begins with a good commit start or reference node
+ * newer than newer_than (CRC checked), 0 if not, <0 on a read error. */
+int ubifs_log_leb_starts_log(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than);
 int ubifs_recover_master(struct ubifs_fs *fs, uint8_t *mst_out);
 int ubifs_recover_size_accum(struct ubifs_fs *fs, const struct ubifs_key *key, int deletion, uint64_t new_size);
 int ubifs_recover_size(struct ubifs_fs *fs);

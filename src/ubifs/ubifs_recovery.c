@@ -157,6 +157,13 @@ static int log_first_sqnum(struct ubifs_fs *fs, uint32_t lnum, uint64_t *sqnum)
 	return 1;
 }
 
+int ubifs_log_leb_starts_log(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than)
+{
+	uint64_t sq = 0;
+	int got = log_first_sqnum(fs, lnum, &sq);
+	return got <= 0 ? got : sq > newer_than;
+}
+
 int ubifs_log_leb_is_stale(struct ubifs_fs *fs, uint32_t lnum, uint64_t newer_than)
 {
 	uint64_t sq = 0;

@@ -38,6 +38,7 @@ struct replay {
 	struct rentry *ents;
 	size_t nents, cap_ents;
 	uint64_t log_sqnum; /* the newest log node replayed so far */
+	int prev_room;      /* the log LEB before had room for another reference */
 };
 
 static void replay_free(struct replay *r)
@@ -85,7 +86,21 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 		 * would replay that LEB's references again). The rest of such a
 		 * LEB may be anything (an erase cut after its first page); the
 		 * kernel scans the whole LEB first and refuses such a log. */
-		int stale = ubifs_log_leb_is_stale(fs, lnum, fs->cs_sqnum > r->log_sqnum ? fs->cs_sqnum : r->log_sqnum);
+		uint64_t newer_than = fs->cs_sqnum > r->log_sqnum ? fs->cs_sqnum : r->log_sqnum;
+		/* The kernel's log goes on to the next LEB when this one has no
+		 * room for another reference node (consolidation fills each LEB
+		 * too), or when a commit starts (a commit start always begins a
+		 * LEB). After a LEB with room, a LEB whose first node is not a
+		 * good, newer log node is no continuation (the kernel goes on
+		 * only with one that scans clean): it is an unmapped LEB come back
+		 * after a cut, with garbage where its first node was (an erase
+		 * cut: torture powercut -s 23), and the log ends before it. */
+		if (r->prev_room) {
+			int cs = ubifs_log_leb_starts_log(fs, lnum, newer_than);
+			if (cs <= 0)
+				return cs < 0 ? cs : 1;
+		}
+		int stale = ubifs_log_leb_is_stale(fs, lnum, newer_than);
 		if (stale)
 			return stale;
 	}
@@ -473,6 +488,7 @@ static int replay_journal(struct ubifs_fs *fs);
 int ubifs_replay_journal(struct ubifs_fs *fs)
 {
 	fs->replaying = 1;
+	fs->index_may_dangle = 1;
 	fs->replay_dangling_xents = 0;
 	int err = replay_journal(fs);
 	/* deletions that met dangling xattr entries left their xattr inodes
@@ -482,7 +498,15 @@ int ubifs_replay_journal(struct ubifs_fs *fs)
 	if (!err && fs->replay_dangling_xents)
 		err = ubifs_xattr_sweep(fs, 0, NULL, NULL, &swept);
 	fs->replaying = 0;
+	fs->index_may_dangle = 0;
 	return err;
+}
+
+/* a reference node as the log writes it: padded to the min. I/O unit */
+static uint32_t ref_node_alsz(const struct ubifs_fs *fs)
+{
+	uint32_t a = fs->min_io_size ? fs->min_io_size : 8;
+	return (UBIFS_REF_NODE_SZ + a - 1) / a * a;
 }
 
 static int replay_journal(struct ubifs_fs *fs)
@@ -509,6 +533,7 @@ static int replay_journal(struct ubifs_fs *fs)
 			goto out;
 		fs->log_lebs_used++;
 		fs->log_wraps += wrapped; /* a LEB of this log after its last LEB */
+		r.prev_room = fs->lhead_lnum == lnum && fs->lhead_offs + ref_node_alsz(fs) <= fs->leb_size;
 		wrapped = lnum + 1 > fs->log_last;
 		lnum = wrapped ? fs->log_first : lnum + 1;
 	} while (lnum != fs->ltail_lnum);

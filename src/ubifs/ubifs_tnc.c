@@ -499,7 +499,7 @@ static int find_nm_d(struct ubifs_fs *fs, const struct ubifs_key *k, const char 
 		/* only a node that is not there (-EINVAL: bad magic, CRC, type,
 		 * length or key) is dangling; a read error (-EBADMSG, -EIO) or
 		 * -ENOMEM stays an error, as in the kernel's try_read_node */
-		if (err == -EINVAL && fs->replaying) {
+		if (err == -EINVAL && fs->index_may_dangle) {
 			if (dangling && !*have_dangling) {
 				*dangling = *pos;
 				*have_dangling = 1;
@@ -887,7 +887,7 @@ int ubifs_tnc_remove_ino(struct ubifs_fs *fs, uint32_t inum)
 			break;
 		struct ubifs_zbranch copy = *zb;
 		err = ubifs_tnc_read_leaf(fs, &copy, fs->nbuf);
-		if (err == -EINVAL && fs->replaying) {
+		if (err == -EINVAL && fs->index_may_dangle) {
 			/* a dangling branch of the committed index (its LEB
 			 * was garbage-collected and reused after the commit,
 			 * as find_nm_d accepts): dropped; its xattr inode,

@@ -692,7 +692,8 @@ static uint64_t le64_at(const uint8_t *p)
  * older than the commit start: the end of the log, whatever follows. The
  * mount must recover every fsync'ed file, the check pass, and the log go on
  * through that LEB later. */
-static void log_ghost(int first_page_erased)
+/* first_page: 0 the ghost's first pages intact, 1 erased, 2 garbage */
+static void log_ghost(int first_page)
 {
 	struct memvol m;
 	mv_format(&m, C_LEBS);
@@ -742,15 +743,21 @@ static void log_ghost(int first_page_erased)
 	mv_free(&m);
 	uint8_t *g = c.data + (size_t)ghost * NAND_LEB;
 	memcpy(g, old + (size_t)(ghost - first) * NAND_LEB, NAND_LEB);
-	if (first_page_erased) {
+	if (first_page) {
 		/* the first page erased, the second still holding old nodes
-		 * (torture powercut -d nand2k -s 101, cycle 146662) */
+		 * (torture powercut -d nand2k -s 101, cycle 146662); or the
+		 * first page garbage (-s 23, cycle 2178): the log head LEB had
+		 * room for more references, so the log ended there */
 		memcpy(g + NAND_IO, g, NAND_IO);
-		memset(g, 0xFF, NAND_IO);
+		if (first_page == 1)
+			memset(g, 0xFF, NAND_IO);
+		else
+			fill(g, NAND_IO, 55);
 	}
 	fill(g + 2 * NAND_IO, NAND_LEB - 2 * NAND_IO, 77);
 	c.mapped[ghost] = 1;
-	struct ubikit_fs *cfs = mount_ok(&c, first_page_erased ? "an old log LEB with its first page erased after the log head"
+	struct ubikit_fs *cfs = mount_ok(&c, first_page == 1   ? "an old log LEB with its first page erased after the log head"
+					     : first_page == 2 ? "an old log LEB with garbage in its first page after the log head"
 							       : "an old log LEB with garbage after the log head");
 	check(cfs, "after the cut");
 	for (int i = 0; i < files; i++) {
@@ -775,7 +782,7 @@ static void log_ghost(int first_page_erased)
 		snprintf(path, sizeof(path), "/f%d", i);
 		want_file(cfs, path, 2000u + (size_t)i * 700u, 500u + (unsigned)i, "mounted again");
 	}
-	unmount_export(&c, cfs, first_page_erased ? "e" : "l", 1); /* for the kernel's judgement */
+	unmount_export(&c, cfs, first_page == 1 ? "e" : first_page == 2 ? "b" : "l", 1); /* for the kernel's judgement */
 	mv_free(&c);
 	free(old);
 	free(have);
@@ -793,6 +800,15 @@ static void t_log_ghost_erased_start(void **state)
 {
 	(void)state;
 	log_ghost(1);
+}
+
+/* the same LEB with garbage in its first page (a cut erase) and old nodes
+ * after it: the head LEB before it has room for another reference, so the
+ * log cannot go on into it */
+static void t_log_ghost_garbage_start(void **state)
+{
+	(void)state;
+	log_ghost(2);
 }
 
 /* ---- a commit between a rename's journal write and the deletion ---- */
@@ -1025,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(t_replay_dangling_xent),
 		cmocka_unit_test(t_log_ghost),
 		cmocka_unit_test(t_log_ghost_erased_start),
+		cmocka_unit_test(t_log_ghost_garbage_start),
 		cmocka_unit_test(t_rename_orphan),
 		cmocka_unit_test(t_cut_recoveries),
 	};
