@@ -12,7 +12,11 @@
  * directory, as 'ubikit extract' does), then the same two for the bare
  * UBIFS image ("mount-bare", "extract-bare"). Flash counters are those of
  * the image file read through the simulator's file backend; peak RSS is the
- * process's, so "extract" includes "mount". */
+ * process's, so "extract" includes "mount". Then "fsck": 'ubikit fsck -n' of
+ * the same image (its own open and mount included), to compare a check with
+ * a read-only mount plus extract; "lebs_scanned" says how many LEBs are in
+ * use, so flash_bytes_read / (lebs_scanned * LEB size) is how many times the
+ * check read them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -25,6 +29,7 @@
 #include "bench.h"
 #include "tool_extract.h"
 #include "tool_image.h"
+#include "ubikit/fsck.h"
 #include "image/image.h"
 #include "util/util_prng.h"
 
@@ -97,6 +102,42 @@ static int run_cmd(const char *cmd)
 	return st == 0 ? 0 : -ECHILD;
 }
 
+/* 'ubikit fsck -n' of the image: open, read-only mount, the whole check */
+static int measure_fsck(struct bench_ctx *ctx, const char *image, struct tool_image_opts *io, const char *suffix)
+{
+	char name[64];
+	struct bench_phase ph;
+	struct ubikit_image *img = NULL;
+	char msg[1024];
+	snprintf(name, sizeof(name), "fsck%s", suffix);
+	bench_phase_begin(ctx, &ph, name, NULL);
+	int ret = tool_image_open(image, io, true, &img, msg, sizeof(msg));
+	if (!ret && (ret = tool_image_mount(img)) != 0)
+		snprintf(msg, sizeof(msg), "%s", img->err);
+	if (ret) {
+		fprintf(stderr, "ubikit bench extract: fsck: %s\n", msg);
+		tool_image_close(img);
+		return ret;
+	}
+	struct ubikit_fsck_report rep;
+	ubikit_fsck_report_init(&rep);
+	ret = ubikit_fsck_fs(ubikit_image_fs(img), &rep);
+	ph.dev = img->flash;
+	ph.compressor = "lzo";
+	bench_phase_extra(&ph, "problems", (double)rep.count);
+	bench_phase_extra(&ph, "lebs_scanned", (double)rep.lebs_scanned);
+	bench_phase_extra(&ph, "file_bytes", (double)rep.bytes_read);
+	bench_phase_end(ctx, &ph, 0);
+	if (!ret && rep.count) {
+		fprintf(stderr, "ubikit bench extract: fsck found %zu problems (first: %s)\n", rep.count,
+			rep.problems[0].msg);
+		ret = -EIO;
+	}
+	ubikit_fsck_report_free(&rep);
+	tool_image_close(img);
+	return ret;
+}
+
 static int measure(struct bench_ctx *ctx, const char *image, const char *outdir, const char *suffix)
 {
 	struct tool_image_opts io;
@@ -136,6 +177,8 @@ static int measure(struct bench_ctx *ctx, const char *image, const char *outdir,
 	bench_phase_extra(&ph, "directories", (double)s.dirs);
 	bench_phase_end(ctx, &ph, 0);
 	tool_image_close(img);
+	if (!ret)
+		ret = measure_fsck(ctx, image, &io, suffix);
 	if (!ret && (s.files != MANY + 1 || s.bytes != BIG_BYTES + (uint64_t)MANY * MANY_BYTES) &&
 	    !getenv("UBIKIT_BENCH_EXTRACT_IMAGE")) {
 		fprintf(stderr, "ubikit bench extract: extracted %llu files / %llu bytes, expected %d / %llu\n",

@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "fs/fs.h"
 #include "fs/fs_fsck.h"
+#include "ubifs/ubifs_lcache.h"
 #include "ubifs/ubifs_rebuild.h"
 
 #define WALK_MAX_DEPTH 1024
@@ -230,11 +232,36 @@ static int check_cb(void *ctx, const char *msg, int64_t lnum, int64_t offs, uint
 	return fs_fsck_add(rep, 0, -1, lnum, offs, inum, NULL, "%s", msg);
 }
 
+/* the check's LEB cache: volumes up to this size are read from flash once
+ * (the default 256 MiB device's UBIFS takes ~250 MiB); never more than a
+ * quarter of the machine's memory. Beyond it, LEBs are read as needed. */
+#define FSCK_LEB_CACHE_MAX (512ull << 20)
+
+static uint64_t fsck_cache_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t quarter = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 4 : FSCK_LEB_CACHE_MAX;
+	return quarter < FSCK_LEB_CACHE_MAX ? quarter : FSCK_LEB_CACHE_MAX;
+}
+
+static int fsck_passes(struct ubikit_fs *fs, struct ubikit_fsck_report *rep, size_t first);
+
 int ubikit_fsck_fs(struct ubikit_fs *fs, struct ubikit_fsck_report *rep)
 {
 	if (!fs || !rep)
 		return -EINVAL;
 	size_t first = rep->count;
+	/* every pass below reads the LEBs in use again: from flash once */
+	int err = ubifs_lcache_enable(fs_ubifs(fs), fsck_cache_limit());
+	if (err)
+		return err;
+	err = fsck_passes(fs, rep, first);
+	ubifs_lcache_disable(fs_ubifs(fs));
+	return err;
+}
+
+static int fsck_passes(struct ubikit_fs *fs, struct ubikit_fsck_report *rep, size_t first)
+{
 	int err = ubifs_check_report(fs_ubifs(fs), check_cb, rep, NULL);
 	if (!err)
 		err = ubifs_fsck_scan(fs_ubifs(fs), check_cb, rep, NULL, &rep->lebs_scanned);

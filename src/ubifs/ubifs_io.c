@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ubifs/ubifs_lcache.h"
 #include "ubifs/ubifs_priv.h"
 #include "util/util_endian.h"
 
@@ -15,7 +16,9 @@ int ubifs_leb_read(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, void *buf,
 	if (lnum >= fs->vol->leb_count || offs > fs->leb_size || len > fs->leb_size - offs)
 		return util_err_set(&fs->err, -EINVAL, "read of LEB %u:%u len %zu is outside the volume (%u LEBs of %u)",
 				    lnum, offs, len, fs->vol->leb_count, fs->leb_size);
-	int err = fs->vol->read(fs->vol->ctx, lnum, offs, buf, len);
+	int err = 0;
+	if (!fs->lcache || ubifs_lcache_read(fs->lcache, fs, lnum, offs, buf, len) != 1)
+		err = fs->vol->read(fs->vol->ctx, lnum, offs, buf, len);
 	if (err)
 		return util_err_set(&fs->err, err < 0 ? err : -EIO, "cannot read LEB %u:%u len %zu (error %d)", lnum,
 				    offs, len, err);
@@ -50,6 +53,7 @@ int ubifs_leb_write(struct ubifs_fs *fs, uint32_t lnum, uint32_t offs, const voi
 	int err = check_write(fs, lnum, "write");
 	if (err)
 		return err;
+	ubifs_lcache_drop(fs->lcache, lnum);
 	if (offs > fs->leb_size || len > fs->leb_size - offs || offs % fs->min_io_size || len % fs->min_io_size)
 		return util_err_set(&fs->err, -EINVAL, "write of LEB %u:%u len %zu: not min. I/O aligned or past the end",
 				    lnum, offs, len);
@@ -63,6 +67,7 @@ int ubifs_leb_change(struct ubifs_fs *fs, uint32_t lnum, const void *buf, size_t
 	int err = check_write(fs, lnum, "atomic change");
 	if (err)
 		return err;
+	ubifs_lcache_drop(fs->lcache, lnum);
 	fs->stat_bytes_written += len;
 	err = fs->vol->change(fs->vol->ctx, lnum, buf, len);
 	return err ? write_failed(fs, err, "atomic change", lnum, 0, len) : 0;
@@ -73,6 +78,7 @@ int ubifs_leb_unmap(struct ubifs_fs *fs, uint32_t lnum)
 	int err = check_write(fs, lnum, "unmap");
 	if (err)
 		return err;
+	ubifs_lcache_drop(fs->lcache, lnum);
 	err = fs->vol->unmap(fs->vol->ctx, lnum);
 	return err ? write_failed(fs, err, "unmap", lnum, 0, 0) : 0;
 }
@@ -82,6 +88,7 @@ int ubifs_leb_map(struct ubifs_fs *fs, uint32_t lnum)
 	int err = check_write(fs, lnum, "map");
 	if (err)
 		return err;
+	ubifs_lcache_drop(fs->lcache, lnum);
 	err = fs->vol->map(fs->vol->ctx, lnum);
 	return err ? write_failed(fs, err, "map", lnum, 0, 0) : 0;
 }

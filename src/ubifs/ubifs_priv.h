@@ -98,6 +98,7 @@ struct ubifs_fs {
 	uint64_t stat_bytes_written;
 	struct ubifs_budget *budget; /* ubifs_budget.h: space reservations (read-only mounts too: statfs) */
 	struct ubifs_wcache *wcache; /* ubifs_wcache.h: dirty file data not yet in the journal */
+	struct ubifs_lcache *lcache; /* ubifs_lcache.h: whole-LEB read cache (fsck), NULL: off */
 	struct ubifs_orph *orph; /* ubifs_orphan_write.h: open inodes and orphans (read-write) */
 
 	struct ubifs_gc *gc;   /* ubifs_gc.h: GC state (read-write mounts) */

@@ -20,6 +20,7 @@
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_orphan_write.h"
 #include "ubifs/ubifs_recovery_write.h"
+#include "ubifs/ubifs_lcache.h"
 #include "ubifs/ubifs_priv.h"
 #include "ubifs/ubifs_wcache.h"
 
@@ -28,6 +29,7 @@ static void fs_free(struct ubifs_fs *fs)
 	if (!fs)
 		return;
 	ubifs_wcache_close(fs->wcache);
+	ubifs_lcache_disable(fs);
 	ubifs_budget_close(fs->budget);
 	ubifs_jnl_close(fs->jnl);
 	fs->jnl = NULL;
