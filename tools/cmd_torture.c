@@ -39,6 +39,8 @@ static void usage(FILE *out)
 		"                        twice: every flash program and erase too\n"
 		"      --erase-at-unmap  UBI erases unmapped PEBs early, as the kernel's background\n"
 		"                        erase may (UBIFS must not read an unmapped LEB again)\n"
+		"      --erase-cut-per-page  a cut erase damages each page on its own, not the whole\n"
+		"                        block alike as NAND does (harsher; Linux's UBI refuses some results)\n"
 		"  -h, --help\n");
 }
 
@@ -87,7 +89,7 @@ int cmd_torture(int argc, char **argv)
 		{"seconds", required_argument, NULL, 't'}, {"cycles", required_argument, NULL, 'n'},
 		{"ops", required_argument, NULL, 'o'},     {"export", required_argument, NULL, 'e'},
 		{"export-every", required_argument, NULL, 'E'}, {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'}, {"trace", no_argument, NULL, 'T'}, {"erase-at-unmap", no_argument, NULL, 'U'},          {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'}, {"trace", no_argument, NULL, 'T'}, {"erase-at-unmap", no_argument, NULL, 'U'}, {"erase-cut-per-page", no_argument, NULL, 'P'},          {NULL, 0, NULL, 0},
 	};
 	struct ubikit_torture_opts o = {.seed = 1, .max_seconds = 10, .export_every = 50};
 	struct prog_state ps = {0};
@@ -134,6 +136,9 @@ int cmd_torture(int argc, char **argv)
 			break;
 		case 'U':
 			o.erase_at_unmap = 1;
+			break;
+		case 'P':
+			o.erase_cut_per_page = 1;
 			break;
 		case 'T':
 			o.trace++;

@@ -64,6 +64,11 @@ struct ubikit_torture_opts {
 	 * when a free PEB is next needed: what the kernel's background erase
 	 * may do, so UBIFS must not need an unmapped LEB's old contents */
 	int erase_at_unmap;
+	/* a power cut in an erase damages each page on its own (erased,
+	 * untouched or random bits) instead of the whole block alike: states
+	 * real NAND does not leave, some of which Linux's UBI refuses ("too
+	 * many corrupted PEBs"); harsher for UBIFS */
+	int erase_cut_per_page;
 };
 
 struct ubikit_torture_result {

@@ -400,13 +400,10 @@ cut_out:
 	return util_err_set(&s->err, -EIO, "power cut during program of PEB %u:%u len %zu", peb, off, len);
 }
 
-/* A power cut during erase: pages come out erased, untouched, or with
- * random bits set; never all 0xFF. */
-static void erase_cut(struct flash_sim *s, uint32_t peb)
+/* A power cut during erase, erase_cut_per_page: pages come out erased,
+ * untouched, or with random bits set, each on its own; never all 0xFF. */
+static void erase_cut_pages(struct flash_sim *s, uint8_t *base)
 {
-	uint8_t *base = sim_peb_materialize(s, peb);
-	if (!base)
-		return;
 	uint32_t sure = (uint32_t)util_prng_below(&s->rng, s->pages_per_peb);
 	for (uint32_t p = 0; p < s->pages_per_peb; p++) {
 		uint8_t *q = base + (uint64_t)p * s->page_stride;
@@ -426,6 +423,79 @@ static void erase_cut(struct flash_sim *s, uint32_t peb)
 		all = base[i] == 0xFF;
 	if (all)
 		q[util_prng_below(&s->rng, s->page_size)] = 0x5A;
+}
+
+/* 64 random bits, each set with chance k/8 (k in 1..7) */
+static uint64_t bits_with_chance(struct util_prng *r, unsigned k)
+{
+	uint64_t a = util_prng_next(r), b = util_prng_next(r), c = util_prng_next(r);
+	switch (k) {
+	case 1: return a & b & c;
+	case 2: return a & b;
+	case 3: return a & (b | c);
+	case 4: return a;
+	case 5: return a | (b & c);
+	case 6: return a | b;
+	default: return a | b | c;
+	}
+}
+
+/* A power cut during erase, as NAND erases: the whole block's cells move
+ * towards erased together, so the pages come out alike. A quarter of the
+ * cuts leave the block untouched (cut before the pulse did anything), a
+ * quarter erased but for a few of its 0 bits that stayed 0, half partly erased:
+ * every bit set with one chance (1/8 to 7/8) for the whole block, so
+ * every header page comes out damaged. Pages that were erased stay so. */
+static void erase_cut_block(struct flash_sim *s, uint8_t *base)
+{
+	uint64_t mode = util_prng_below(&s->rng, 4);
+	if (mode == 0)
+		return;
+	if (mode == 1) {
+		/* 1-4 of the bits that were 0 stay 0 (found by probing; a block
+		 * with few 0 bits may keep none) */
+		uint64_t at[4];
+		uint8_t keep[4];
+		unsigned n = 0, want = 1 + (unsigned)util_prng_below(&s->rng, 4);
+		for (unsigned tries = 0; n < want && tries < 256; tries++) {
+			uint64_t i = util_prng_below(&s->rng, s->peb_stride);
+			uint8_t zeros = (uint8_t)~base[i];
+			if (!zeros)
+				continue;
+			unsigned b = (unsigned)util_prng_below(&s->rng, 8);
+			while (!(zeros & (1u << b)))
+				b = (b + 1) & 7;
+			at[n] = i;
+			keep[n++] = (uint8_t)~(1u << b);
+		}
+		memset(base, 0xFF, s->peb_stride);
+		for (unsigned k = 0; k < n; k++)
+			base[at[k]] &= keep[k];
+		return;
+	}
+	unsigned k = 1 + (unsigned)util_prng_below(&s->rng, 7);
+	uint64_t i = 0;
+	for (; i + 8 <= s->peb_stride; i += 8) {
+		uint64_t w;
+		memcpy(&w, base + i, 8);
+		if (w != ~0ull) {
+			w |= bits_with_chance(&s->rng, k);
+			memcpy(base + i, &w, 8);
+		}
+	}
+	for (; i < s->peb_stride; i++)
+		base[i] |= (uint8_t)bits_with_chance(&s->rng, k);
+}
+
+static void erase_cut(struct flash_sim *s, uint32_t peb)
+{
+	uint8_t *base = sim_peb_materialize(s, peb);
+	if (!base)
+		return;
+	if (s->cfg.erase_cut_per_page)
+		erase_cut_pages(s, base);
+	else
+		erase_cut_block(s, base);
 }
 
 static int sim_erase(struct flash_dev *d, uint32_t peb)

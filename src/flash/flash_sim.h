@@ -34,6 +34,15 @@ struct flash_sim_config {
 	double bitflip_rate;      /* probability per page read of a correctable flip (-EUCLEAN) */
 	double uncorrectable_rate;/* probability per page read of an uncorrectable error (-EBADMSG) */
 	struct flash_timing timing;
+	/* How a power cut leaves an erase (RAM devices and new files; not kept
+	 * in the sidecar). false (default): as NAND erases a block, all pages
+	 * together: untouched, partly erased (every programmed bit set with
+	 * the same chance, so any header comes out damaged) or erased but for
+	 * a few bits. true: each page on its own erased, untouched or damaged,
+	 * which real blocks do not do (an intact EC header over a damaged VID
+	 * header and intact data is what Linux calls corruption and keeps);
+	 * harsher for the layers above, kept for torture runs that ask. */
+	bool erase_cut_per_page;
 	/* Backing store: NULL = RAM. Otherwise a file (created sparse). */
 	const char *path;
 	bool file_has_oob;        /* file holds page+OOB per page (nanddump -o layout) */

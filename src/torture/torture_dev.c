@@ -98,16 +98,17 @@ static int profile(struct flash_sim_config *c, const char *name)
 }
 
 int tdev_create(struct tdev *d, const char *prof, uint64_t seed, double flip_rate, double uncorr_rate,
-		uint32_t wear_from, int erase_at_unmap, char *msg, size_t ml)
+		uint32_t wear_from, unsigned flags, char *msg, size_t ml)
 {
 	memset(d, 0, sizeof(*d));
-	d->erase_at_unmap = erase_at_unmap;
+	d->erase_at_unmap = (flags & TDEV_ERASE_AT_UNMAP) != 0;
 	struct flash_sim_config c;
 	if (profile(&c, prof)) {
 		snprintf(msg, ml, "unknown device '%s' (nand2k, nand4k, nor, mlc)", prof);
 		return -EINVAL;
 	}
 	c.seed = seed;
+	c.erase_cut_per_page = (flags & TDEV_ERASE_CUT_PAGES) != 0;
 	if (flip_rate > 0)
 		c.bitflip_rate = flip_rate;
 	c.uncorrectable_rate = uncorr_rate;

@@ -31,10 +31,12 @@ struct tdev {
 /* New erased simulated device by profile name; UBI attached (formats it),
  * one dynamic volume over all available PEBs, UBIFS made by the first
  * read-write mount. wear_from: with endurance, start every PEB's erase
- * count in [wear_from, endurance) (0: fresh). erase_at_unmap: every attach
+ * count in [wear_from, endurance) (0: fresh). flags: TDEV_*; erase at unmap: every attach
  * erases unmapped PEBs early, as the kernel's background thread may. */
+#define TDEV_ERASE_AT_UNMAP 1u  /* every attach erases unmapped PEBs early, as the kernel's thread may */
+#define TDEV_ERASE_CUT_PAGES 2u /* the simulator's per-page cut erase (flash_sim_config) */
 int tdev_create(struct tdev *d, const char *profile, uint64_t seed, double flip_rate, double uncorr_rate,
-		uint32_t wear_from, int erase_at_unmap, char *msg, size_t ml);
+		uint32_t wear_from, unsigned flags, char *msg, size_t ml);
 /* Attach + mount (read-write unless ro). On failure nothing stays attached. */
 int tdev_mount(struct tdev *d, int ro, char *msg, size_t ml);
 /* Unmount + detach; returns the first error (expected after a cut). */

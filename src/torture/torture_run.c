@@ -99,7 +99,8 @@ static int new_device(struct run *u)
 	double flips = s == UBIKIT_TORTURE_BITFLIP ? 2e-3 : 0;
 	double uncorr = s == UBIKIT_TORTURE_BITFLIP ? 3e-4 : 0;
 	uint32_t wear = s == UBIKIT_TORTURE_WEAROUT ? 2940 : 0;
-	int err = tdev_create(&u->d, u->device, seed, flips, uncorr, wear, u->o->erase_at_unmap, u->msg, sizeof(u->msg));
+	int err = tdev_create(&u->d, u->device, seed, flips, uncorr, wear, (u->o->erase_at_unmap ? TDEV_ERASE_AT_UNMAP : 0u) | (u->o->erase_cut_per_page ? TDEV_ERASE_CUT_PAGES : 0u),
+			      u->msg, sizeof(u->msg));
 	if (err)
 		return err;
 	u->have_dev = 1;

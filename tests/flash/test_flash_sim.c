@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -170,45 +171,108 @@ static void test_power_cut_program(void **state)
 }
 
 
+static struct flash_dev *seeded_nand(uint64_t seed, bool per_page)
+{
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	c.geo.peb_size = 16384;
+	c.geo.peb_count = 16;
+	c.seed = seed;
+	c.erase_cut_per_page = per_page;
+	struct flash_dev *d = NULL;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	return d;
+}
+
+enum { PG_OLD, PG_ERASED, PG_DAMAGED };
+
+/* what a cut erase left of each page: old bytes, 0xFF, or neither */
+static void classify(const uint8_t *r, const uint8_t *w, unsigned npages, int *kind)
+{
+	for (unsigned p = 0; p < npages; p++) {
+		const uint8_t *a = r + p * 2048, *b = w + p * 2048;
+		int old = !memcmp(a, b, 2048), ff = 1;
+		for (unsigned i = 0; i < 2048; i++)
+			ff &= a[i] == 0xFF;
+		kind[p] = old ? PG_OLD : ff ? PG_ERASED : PG_DAMAGED;
+	}
+}
+
+/* A cut erase, as NAND erases (the default): the block comes out alike.
+ * Pages 0-5 programmed with random bytes, 6-7 left erased. Over 200 seeds:
+ * every outcome is untouched (every page as before), nearly erased (a few
+ * bits still 0, in at most 4 pages) or partly erased (every programmed
+ * page damaged, only bits set to 1: no 0 appears where the old byte had a
+ * 1), and each outcome occurs. With erase_cut_per_page the pages go their
+ * own ways: mixes of old and damaged pages occur. */
 static void test_power_cut_erase(void **state)
 {
 	(void)state;
-	struct flash_dev *d = small_nand(2048, 1, false);
 	uint8_t w[16384], r[16384];
-	fill(w, sizeof(w), 9);
-	assert_int_equal(flash_write(d, 4, 0, w, sizeof(w)), 0);
-	flash_sim_power_cut_after(d, 1);
-	assert_int_equal(flash_erase(d, 4), -EIO);
-	assert_true(flash_sim_is_cut(d));
-	assert_int_equal(flash_write(d, 5, 0, w, 2048), -EIO);
-	assert_int_equal(flash_mark_bad(d, 5), -EIO);
-	assert_int_equal(flash_sim_reopen(d), 0);
-	assert_false(flash_sim_is_cut(d));
-	assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
-	/* Neither old nor erased. */
-	assert_memory_not_equal(r, w, sizeof(r));
-	int all_ff = 1;
-	for (size_t i = 0; i < sizeof(r); i++)
-		all_ff &= r[i] == 0xFF;
-	assert_false(all_ff);
-	/* A partly erased block is not erased: programming a page that kept
-	 * old bits fails until the block is erased again. */
-	uint32_t kept = UINT32_MAX;
-	for (uint32_t p = 0; p < sizeof(r) / 2048 && kept == UINT32_MAX; p++)
-		for (uint32_t i = 0; i < 2048 && kept == UINT32_MAX; i++)
-			if (r[p * 2048 + i] != 0xFF)
-				kept = p;
-	assert_true(kept != UINT32_MAX);
-	static uint8_t z[2048];
-	assert_int_equal(flash_write(d, 4, kept * 2048, z, 2048), -EIO);
-	assert_int_equal(flash_erase(d, 4), 0);
-	assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
-	for (size_t i = 0; i < sizeof(r); i++)
-		assert_int_equal(r[i], 0xFF);
-	assert_int_equal(flash_sim_get_wear(d, 4), 2);
-	/* after the erase the same page programs */
-	assert_int_equal(flash_write(d, 4, kept * 2048, z, 2048), 0);
-	flash_close(d);
+	fill(w, 6 * 2048, 9);
+	memset(w + 6 * 2048, 0xFF, 2 * 2048);
+	unsigned seen[3] = {0, 0, 0}, mixed_per_page = 0;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		for (int per_page = 0; per_page < 2; per_page++) {
+			struct flash_dev *d = seeded_nand(seed, per_page);
+			assert_int_equal(flash_write(d, 4, 0, w, 6 * 2048), 0);
+			flash_sim_power_cut_after(d, 1);
+			assert_int_equal(flash_erase(d, 4), -EIO);
+			assert_true(flash_sim_is_cut(d));
+			assert_int_equal(flash_write(d, 5, 0, w, 2048), -EIO);
+			assert_int_equal(flash_mark_bad(d, 5), -EIO);
+			assert_int_equal(flash_sim_reopen(d), 0);
+			assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
+			int kind[8], n[3] = {0, 0, 0};
+			classify(r, w, 8, kind);
+			for (int p = 0; p < 8; p++)
+				n[kind[p]]++;
+			/* the per-page model never leaves the block all 0xFF */
+			if (per_page)
+				assert_true(n[PG_ERASED] < 8);
+			for (size_t i = 0; i < sizeof(r); i++)
+				assert_int_equal(r[i] & w[i], w[i]); /* erasing only sets bits */
+			if (per_page) {
+				mixed_per_page += n[PG_OLD] > 0 && n[PG_DAMAGED] > 0;
+			} else if (n[PG_OLD] == 8) {
+				seen[0]++;
+			} else {
+				/* nothing programmed survives a partial erase */
+				for (int p = 0; p < 6; p++)
+					assert_int_not_equal(kind[p], PG_OLD);
+				unsigned zeros = 0;
+				for (size_t i = 0; i < sizeof(r); i++)
+					zeros += (unsigned)__builtin_popcount((unsigned)(uint8_t)~r[i]);
+				seen[zeros <= 4 ? 1 : 2]++;
+				if (zeros > 4) /* partly: every programmed page hit */
+					for (int p = 0; p < 6; p++)
+						assert_int_equal(kind[p], PG_DAMAGED);
+			}
+			if (n[PG_OLD] != 8) {
+				/* a block an erase left is not erased: programming a page
+				 * that kept 0 bits fails until it is erased again */
+				int kept = -1;
+				for (int p = 0; p < 8 && kept < 0; p++)
+					if (kind[p] == PG_DAMAGED)
+						kept = p;
+				static uint8_t z[2048];
+				if (kept >= 0)
+					assert_int_equal(flash_write(d, 4, (uint32_t)kept * 2048, z, 2048), -EIO);
+				else
+					assert_true(per_page);
+			}
+			assert_int_equal(flash_erase(d, 4), 0);
+			assert_int_equal(flash_read(d, 4, 0, r, sizeof(r)), 0);
+			for (size_t i = 0; i < sizeof(r); i++)
+				assert_int_equal(r[i], 0xFF);
+			assert_int_equal(flash_sim_get_wear(d, 4), 2);
+			flash_close(d);
+		}
+	}
+	printf("block model: %u untouched, %u nearly erased, %u partly erased; per-page model: %u mixed\n", seen[0],
+	       seen[1], seen[2], mixed_per_page);
+	assert_true(seen[0] > 20 && seen[1] > 20 && seen[2] > 50);
+	assert_true(mixed_per_page > 20);
 }
 
 static void test_power_cut_deterministic(void **state)
