@@ -61,7 +61,8 @@ struct ubikit_mount_opts {
 struct ubikit_security {
 	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key, hash_name): the master
 			      * node, index and leaf hashes are checked as nodes are read; the
-			      * superblock's signature only with a certificate, the HMACs not */
+			      * superblock's signature only with a certificate, the HMACs only
+			      * with the HMAC key */
 	char hash_name[16];  /* its hash algorithm ("sha256"), "" if none */
 	int auth_master_hash_ok; /* the master node matched the superblock's hash (mkfs.ubifs images) */
 	int auth_signature_ok;   /* the superblock's signature verified with ubikit_mount_opts.auth_cert:

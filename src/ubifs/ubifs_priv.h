@@ -136,7 +136,8 @@ enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf
 int ubifs_auth_check(struct ubifs_fs *fs, const uint8_t *node, uint32_t len, const uint8_t *want, uint32_t lnum,
 		     uint32_t offs);
 /* The master node (raw, UBIFS_MST_NODE_SZ) against the superblock: its hash
- * (mkfs.ubifs images) or its HMAC (kernel-written: needs the key, not checked). */
+ * (mkfs.ubifs images) or its HMAC (kernel-written: checked with the key only;
+ * -EPERM when it does not verify). */
 int ubifs_auth_master(struct ubifs_fs *fs, const uint8_t *mst);
 /* With the HMAC key (fs->hmac_key): the superblock as the kernel checks it.
  * Not authenticated: -EINVAL; a superblock with an HMAC: the HMAC of the
