@@ -137,6 +137,51 @@ grep -q "the authentication node at bud LEB 13:4144 does not match the journal n
 flip "$img" "$S/j2.ubi" 13 8400 100
 "$UBIKIT" cat --auth-hmac-key "$KEY" "$S/j2.ubi" /d/big.bin 2>"$S/err" | cmp - "$S/big.key" ||
 	{ cat "$S/err"; fail "uncovered journal node: not dropped"; }
+# a second bud of the same head after it: the uncovered node is then not
+# at the end of the head's last bud, and the mount fails (authenticate_sleb)
+python3 - "$img" "$S/2bud.ubi" <<'PY'
+import sys, struct, zlib
+crc = lambda b: zlib.crc32(b) ^ 0xffffffff
+b = bytearray(open(sys.argv[1], 'rb').read())
+def leb(n):
+    for o in range(0, len(b), 131072):
+        if b[o + 512:o + 516] == b'UBI!' and struct.unpack_from('>II', b, o + 520) == (0, n):
+            return o + 2048
+def node(t, ln, sq):
+    x = bytearray(ln)
+    struct.pack_into('<IIQIB', x, 0, 0x06101831, 0, sq, ln, t)
+    return x
+def fix(x):
+    struct.pack_into('<I', x, 4, crc(bytes(x[8:struct.unpack_from('<I', x, 16)[0]])))
+lo = leb(3)
+assert b[lo + 4096:lo + 6144] == b'\xff' * 2048
+ref = node(8, 64, 10**6)
+struct.pack_into('<III', ref, 24, 14, 0, 2)
+fix(ref)
+pad = node(5, 28, 0)
+struct.pack_into('<I', pad, 24, 2048 - 64 - 28)
+fix(pad)
+b[lo + 4096:lo + 6144] = ref + pad + bytes(2048 - 64 - 28)
+dn = bytearray(b[leb(13):leb(13) + 4144])  # a copy of the first data node
+struct.pack_into('<Q', dn, 8, 10**6 + 1)
+fix(dn)
+pad = node(5, 28, 0)
+struct.pack_into('<I', pad, 24, 6144 - 4144 - 28)
+fix(pad)
+peb = bytearray(b'\xff' * 131072)
+peb[0:64] = b[0:64]
+vid = bytearray(b[leb(13) - 2048 + 512:leb(13) - 2048 + 576])
+struct.pack_into('>I', vid, 12, 14)
+struct.pack_into('>Q', vid, 40, struct.unpack_from('>Q', vid, 40)[0] + 1)
+struct.pack_into('>I', vid, 60, crc(bytes(vid[:60])))
+peb[512:576] = vid
+peb[2048:2048 + 6144] = dn + pad + bytes(6144 - 4144 - 28)
+open(sys.argv[2], 'wb').write(b + peb)
+PY
+"$UBIKIT" ls "$S/2bud.ubi" / >/dev/null 2>&1 || fail "two buds: does not read without the key"
+if "$UBIKIT" ls --auth-hmac-key "$KEY" "$S/2bud.ubi" / >/dev/null 2>"$S/err"; then fail "two buds: uncovered node accepted"; fi
+grep -q "1 nodes at the end of bud LEB 13 (journal head 2) are not covered by an authentication node, and it is not the last bud of its head" "$S/err" ||
+	{ cat "$S/err"; fail "two buds: message"; }
 echo "ok changed nodes"
 
 # --- a key for file systems that carry no HMAC ---
