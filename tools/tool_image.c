@@ -93,7 +93,24 @@ static struct ubikit_image *open_mounted(const char *cmd, const char *path, cons
 	}
 	struct ubikit_security sec;
 	if (!ubikit_security(ubikit_image_fs(img), &sec)) {
-		if (sec.authenticated && sec.auth_signature_ok && sec.auth_master_hash_ok)
+		if (sec.authenticated && sec.auth_hmac_key) {
+			int sb_ok = sec.auth_sb_hmac_ok || sec.auth_signature_ok;
+			int mst_ok = sec.auth_master_hmac_ok || sec.auth_master_hash_ok;
+			char dropped[160] = "";
+			if (sec.auth_nodes_dropped)
+				snprintf(dropped, sizeof(dropped),
+					 "; %u journal nodes after the last authentication node not replayed (as the kernel)",
+					 sec.auth_nodes_dropped);
+			fprintf(stderr,
+				"note: %s: authenticated UBIFS (%s): verified with the HMAC key: %s, %s, %u journal "
+				"authentication nodes; index and node hashes checked as read%s%s\n",
+				path, sec.hash_name,
+				sec.auth_sb_hmac_ok	  ? "superblock HMAC"
+				: sec.auth_signature_ok ? "superblock signature (certificate)"
+							: "superblock signed offline, signature not verified (no --auth-cert)",
+				sec.auth_master_hmac_ok ? "master node HMAC" : "master node hash", sec.auth_journal_hmacs,
+				sb_ok && mst_ok ? ": the file system is authentic" : "", dropped);
+		} else if (sec.authenticated && sec.auth_signature_ok && sec.auth_master_hash_ok)
 			fprintf(stderr,
 				"note: %s: authenticated UBIFS (%s): superblock signature verified with the certificate, "
 				"master node hash, index and node hashes checked as read: the committed file system is "
@@ -224,6 +241,24 @@ int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const c
 		}
 		o->auth_cert = to->auth_cert;
 		o->auth_cert_len = n;
+		return 1;
+	}
+	case 0x1022: {
+		FILE *f = fopen(arg, "rb");
+		if (!f) {
+			tool_err(cmd, "--auth-hmac-key %s: %s", arg, strerror(errno));
+			return -1;
+		}
+		size_t n = fread(to->auth_hmac_key, 1, sizeof(to->auth_hmac_key), f);
+		int more = fgetc(f) != EOF;
+		fclose(f);
+		if (!n || more) {
+			tool_err(cmd, "--auth-hmac-key %s: %s, expected the raw HMAC key (1 to %zu bytes)", arg,
+				 n ? "too large" : "empty", sizeof(to->auth_hmac_key));
+			return -1;
+		}
+		o->auth_hmac_key = to->auth_hmac_key;
+		o->auth_hmac_key_len = n;
 		return 1;
 	}
 	case 0x1000:

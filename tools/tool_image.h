@@ -20,6 +20,7 @@ struct tool_image_opts {
 	bool keep_flash_on_attach_failure; /* dump: return the image with ubi NULL and err set */
 	uint8_t fscrypt_key[64];           /* --key FILE (img.fscrypt_key points here) */
 	uint8_t auth_cert[32768];          /* --auth-cert FILE (img.auth_cert points here) */
+	uint8_t auth_hmac_key[1024];       /* --auth-hmac-key FILE (img.auth_hmac_key points here) */
 };
 
 /* Long options shared by every read command; ids start at 0x1000. */
@@ -32,7 +33,8 @@ struct tool_image_opts {
 	    {"leb-size", required_argument, NULL, 0x1007}, {"vol-name", required_argument, NULL, 0x1008}, \
 	    {"vol-id", required_argument, NULL, 0x1009}, {"ubi-index", required_argument, NULL, 0x100A},   \
 	    {"offset", required_argument, NULL, 0x100B}, {"verbose", no_argument, NULL, 'v'},           \
-	    {"key", required_argument, NULL, 0x1020}, {"auth-cert", required_argument, NULL, 0x1021}
+	    {"key", required_argument, NULL, 0x1020}, {"auth-cert", required_argument, NULL, 0x1021}, \
+	    {"auth-hmac-key", required_argument, NULL, 0x1022}
 #define TOOL_IMAGE_OPTS_HELP                                                                   \
 	"image options (detected when not given):\n"                                            \
 	"  --kind ubi|nand-oob|ubifs|sim|mtd  what the image is\n"                                  \
@@ -49,7 +51,11 @@ struct tool_image_opts {
 	"  -v, --verbose                  say what was detected (stderr)\n"                     \
 	"  --key FILE                     fscrypt master key (raw, 64 bytes) of an encrypted UBIFS\n" \
 	"  --auth-cert FILE               authenticated UBIFS: the signer's X.509 certificate (PEM\n" \
-	"                                 or DER); its superblock signature must verify\n"
+	"                                 or DER); its superblock signature must verify\n" \
+	"  --auth-hmac-key FILE           authenticated UBIFS: the secret HMAC key, raw bytes (the\n" \
+	"                                 kernel's auth_key= payload, not mkfs.ubifs's PEM\n" \
+	"                                 --auth-key): superblock, master and journal HMACs must\n" \
+	"                                 verify\n"
 
 void tool_image_opts_init(struct tool_image_opts *o);
 /* Handle one getopt result belonging to TOOL_IMAGE_LONGOPTS. Returns 1 if

@@ -77,6 +77,8 @@ struct ubikit_image_opts {
 	size_t fscrypt_key_len;
 	const uint8_t *auth_cert;    /* signer's certificate for the mount (see ubikit_mount_opts), or NULL */
 	size_t auth_cert_len;
+	const uint8_t *auth_hmac_key; /* HMAC key for the mount (see ubikit_mount_opts), or NULL */
+	size_t auth_hmac_key_len;
 };
 
 enum ubikit_image_flash { UBIKIT_IMAGE_FLASH_NAND = 1, UBIKIT_IMAGE_FLASH_NOR = 2 };

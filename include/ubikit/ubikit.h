@@ -49,18 +49,32 @@ struct ubikit_mount_opts {
 				   * verify with it or the mount fails (-EKEYREJECTED). NULL: the
 				   * signature is not verified (hashes still are) */
 	size_t auth_cert_len;
+	const uint8_t *auth_hmac_key; /* authenticated UBIFS: the secret HMAC key (the raw payload of
+				       * the kernel's auth_key= logon key; not mkfs.ubifs's PEM
+				       * --auth-key): the superblock's, master's and journal's HMACs
+				       * are verified (-ENOKEY: the key does not fit, -EPERM: an
+				       * HMAC does not match). NULL: HMACs not verified */
+	size_t auth_hmac_key_len;
 };
 
 /* Authentication and encryption of a mounted file system. */
 struct ubikit_security {
 	int authenticated;   /* UBIFS authentication (mkfs.ubifs --auth-key, hash_name): the master
 			      * node, index and leaf hashes are checked as nodes are read; the
-			      * superblock's signature only with a certificate, the HMACs not */
+			      * superblock's signature only with a certificate, the HMACs only
+			      * with the HMAC key */
 	char hash_name[16];  /* its hash algorithm ("sha256"), "" if none */
 	int auth_master_hash_ok; /* the master node matched the superblock's hash (mkfs.ubifs images) */
 	int auth_signature_ok;   /* the superblock's signature verified with ubikit_mount_opts.auth_cert:
 				  * with the hashes, the committed file system is authenticated */
-	int auth_master_hmac;    /* the master node is protected by an HMAC instead (not checked) */
+	int auth_master_hmac;    /* the master node is protected by an HMAC instead (checked only
+				  * with ubikit_mount_opts.auth_hmac_key) */
+	int auth_hmac_key;       /* an HMAC key was given (and fits: the mount fails otherwise) */
+	int auth_sb_hmac_ok;     /* the superblock's HMAC verified with the key (kernel-written) */
+	int auth_master_hmac_ok; /* the master node's HMAC verified with the key */
+	uint32_t auth_journal_hmacs; /* journal authentication nodes verified with the key */
+	uint32_t auth_nodes_dropped; /* journal nodes after the last authentication node of the last
+				      * bud of a head, not replayed (as the kernel) */
 	uint64_t auth_nodes_checked; /* index and leaf nodes whose hash was checked so far */
 	int encrypted;       /* fscrypt feature flag in the superblock */
 	int fscrypt_key;     /* a fscrypt master key was given */

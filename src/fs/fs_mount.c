@@ -26,6 +26,8 @@ int ubikit_mount_ex(struct ubi_vol_io *vol, const struct ubikit_mount_opts *opts
 		.fscrypt_key_len = opts ? opts->fscrypt_key_len : 0,
 		.auth_cert = opts ? opts->auth_cert : NULL,
 		.auth_cert_len = opts ? opts->auth_cert_len : 0,
+		.auth_hmac_key = opts ? opts->auth_hmac_key : NULL,
+		.auth_hmac_key_len = opts ? opts->auth_hmac_key_len : 0,
 	};
 	fs->fscrypt_key = opts && opts->fscrypt_key && opts->fscrypt_key_len;
 	unsigned compr = opts ? (opts->flags & UBIKIT_MOUNT_COMPR_MASK) >> 8 : 0;
@@ -107,6 +109,11 @@ int ubikit_security(struct ubikit_fs *fs, struct ubikit_security *out)
 		out->auth_signature_ok = i->auth_sig_ok;
 		out->auth_master_hmac = i->auth_mst_hmac;
 		out->auth_nodes_checked = i->auth_checked;
+		out->auth_hmac_key = i->auth_key;
+		out->auth_sb_hmac_ok = i->auth_sb_hmac_ok;
+		out->auth_master_hmac_ok = i->auth_mst_hmac_ok;
+		out->auth_journal_hmacs = i->auth_journal_hmacs;
+		out->auth_nodes_dropped = i->auth_dropped;
 		out->encrypted = !!(i->sb.flags & UBIFS_FLG_ENCRYPTION);
 		out->fscrypt_key = fs->fscrypt_key;
 	}

@@ -27,6 +27,8 @@ struct ubikit_image {
 	size_t fscrypt_key_len;
 	const uint8_t *auth_cert;     /* likewise */
 	size_t auth_cert_len;
+	const uint8_t *auth_hmac_key; /* likewise */
+	size_t auth_hmac_key_len;
 	bool drop_sidecar;            /* raw dump opened read-write: no .sim left behind */
 	struct flash_dev *flash;      /* NULL for a bare UBIFS image */
 	struct ubi_device *ubi;       /* NULL for a bare UBIFS image */

@@ -286,6 +286,8 @@ int ubikit_image_open(const char *path, const struct ubikit_image_opts *o, struc
 	img->fscrypt_key_len = o->fscrypt_key_len;
 	img->auth_cert = o->auth_cert;
 	img->auth_cert_len = o->auth_cert_len;
+	img->auth_hmac_key = o->auth_hmac_key;
+	img->auth_hmac_key_len = o->auth_hmac_key_len;
 	/* `ubikit cat IMG f >> IMG` would grow the image while it is read. */
 	struct util_file_id ids[2];
 	util_file_id_image(path, ids);
@@ -417,7 +419,8 @@ int ubikit_image_mount(struct ubikit_image *img, unsigned mount_flags)
 	}
 	struct ubikit_mount_opts mo = {.flags = mount_flags, .fscrypt_key = img->fscrypt_key,
 				       .fscrypt_key_len = img->fscrypt_key_len, .auth_cert = img->auth_cert,
-				       .auth_cert_len = img->auth_cert_len};
+				       .auth_cert_len = img->auth_cert_len, .auth_hmac_key = img->auth_hmac_key,
+				       .auth_hmac_key_len = img->auth_hmac_key_len};
 	if (!img->rdwr)
 		mo.flags |= UBIKIT_MOUNT_RDONLY;
 	char e[512] = "";

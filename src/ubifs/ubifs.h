@@ -35,6 +35,10 @@ struct ubifs_mount_opts {
 				   * DER): the superblock's signature must verify with it, or the
 				   * mount fails; NULL: not verified */
 	size_t auth_cert_len;
+	const uint8_t *auth_hmac_key; /* authenticated UBIFS: the secret HMAC key (the kernel's
+				       * auth_key= payload): superblock, master and journal HMACs are
+				       * verified, or the mount fails; NULL: not verified */
+	size_t auth_hmac_key_len;
 };
 
 /* Mount: superblock, master, index root, log + bud replay (with the kernel's
@@ -84,6 +88,10 @@ struct ubifs_fs_info {
 	/* authentication: master checked against the superblock's hash; master
 	 * carries an HMAC (not checked); index/leaf node hashes checked so far */
 	int auth_mst_ok, auth_mst_hmac, auth_sig_ok;
+	/* with the HMAC key: superblock / master HMAC verified, journal
+	 * authentication nodes verified, nodes after the last one dropped */
+	int auth_key, auth_sb_hmac_ok, auth_mst_hmac_ok;
+	uint32_t auth_journal_hmacs, auth_dropped;
 	uint64_t auth_checked;
 	/* TNC cache */
 	size_t tnc_cache_bytes;  /* the limit on clean cached index nodes */

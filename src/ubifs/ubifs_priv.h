@@ -53,6 +53,10 @@ struct ubifs_fs {
 	int auth_sig_ok;    /* authenticated: the superblock's signature verified with the given certificate */
 	int auth_mst_hmac;  /* authenticated: the master node carries an HMAC (kernel-written), not checked */
 	uint64_t auth_checked; /* authenticated: index and leaf node hashes checked */
+	const uint8_t *hmac_key; /* the HMAC key (the caller's memory: during ubifs_mount only), or NULL */
+	size_t hmac_key_len;
+	int auth_key, auth_sb_hmac_ok, auth_mst_hmac_ok; /* see struct ubifs_fs_info */
+	uint32_t auth_journal_hmacs, auth_dropped;
 	uint32_t hash_len; /* authenticated file system: length of the node hashes in index branches, else 0 */
 
 	/* state */
@@ -133,8 +137,25 @@ enum ubifs_chk ubifs_fs_check_node(const struct ubifs_fs *fs, const uint8_t *buf
 int ubifs_auth_check(struct ubifs_fs *fs, const uint8_t *node, uint32_t len, const uint8_t *want, uint32_t lnum,
 		     uint32_t offs);
 /* The master node (raw, UBIFS_MST_NODE_SZ) against the superblock: its hash
- * (mkfs.ubifs images) or its HMAC (kernel-written: needs the key, not checked). */
+ * (mkfs.ubifs images) or its HMAC (kernel-written: checked with the key only;
+ * -EPERM when it does not verify). */
 int ubifs_auth_master(struct ubifs_fs *fs, const uint8_t *mst);
+/* With the HMAC key (fs->hmac_key): the superblock as the kernel checks it.
+ * Not authenticated: -EINVAL; a superblock with an HMAC: the HMAC of the
+ * well-known message first (-ENOKEY: the key does not fit), then the
+ * superblock's HMAC (-EPERM); a signed superblock (mkfs.ubifs) holds no
+ * HMAC: 0 (the kernel checks the signature there). */
+int ubifs_auth_sb_hmac(struct ubifs_fs *fs);
+/* Running hash of the log and of each bud (the kernel's log_hash): an
+ * opaque hash state; NULL is returned on failure (out of memory). */
+void *ubifs_auth_hash_new(struct ubifs_fs *fs);
+void *ubifs_auth_hash_dup(void *h);
+int ubifs_auth_hash_update(struct ubifs_fs *fs, void *h, const void *data, size_t len);
+void ubifs_auth_hash_free(void *h);
+/* An authentication node (len bytes at lnum:offs): its HMAC must be the
+ * HMAC of the hash of everything h has taken so far: 0, or -EPERM. */
+int ubifs_auth_node_check(struct ubifs_fs *fs, void *h, const uint8_t *node, uint32_t len, uint32_t lnum,
+			  uint32_t offs);
 /* The superblock's PKCS#7 signature (the signature node after it in LEB 0)
  * against cert (X.509, PEM or DER): 0 and fs->auth_sig_ok set, or an error
  * (-EKEYREJECTED: does not verify; -EINVAL: not authenticated, bad cert). */

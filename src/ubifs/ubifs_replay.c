@@ -2,7 +2,13 @@
  * at mount, as the kernel's replay.c does: walk the log from the tail (CS
  * node of the last commit, then reference nodes naming buds), scan every bud
  * (the last bud of each journal head with torn-tail recovery), sort all
- * nodes by sqnum and apply them to the TNC (spec §11.4). */
+ * nodes by sqnum and apply them to the TNC (spec §11.4). With the HMAC key
+ * of an authenticated file system, the kernel's authenticate_sleb: the log
+ * hash (the commit start node, then each new reference node) is where each
+ * bud's running hash starts; every authentication node in a bud must carry
+ * the HMAC of the hash of what came before it; nodes after the last one
+ * are dropped in the last bud of a head (written just before a power cut)
+ * and refused in any other bud. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +26,7 @@ struct bud {
 	uint64_t sqnum;
 	uint32_t endpt, used; /* from its scan, for set_bud_lprops */
 	int scanned;
+	void *hash; /* authenticated, with the key: the running hash, from the log's at the reference */
 };
 
 struct rentry {
@@ -39,6 +46,7 @@ struct replay {
 	size_t nents, cap_ents;
 	uint64_t log_sqnum; /* the newest log node replayed so far */
 	int prev_room;      /* the log LEB before had room for another reference */
+	void *log_hash;     /* authenticated, with the key: hash of the commit start and references */
 };
 
 static void replay_free(struct replay *r)
@@ -46,7 +54,10 @@ static void replay_free(struct replay *r)
 	for (size_t i = 0; i < r->nents; i++)
 		free(r->ents[i].name);
 	free(r->ents);
+	for (size_t i = 0; i < r->nbuds; i++)
+		ubifs_auth_hash_free(r->buds[i].hash);
 	free(r->buds);
+	ubifs_auth_hash_free(r->log_hash);
 }
 
 /* 1: this bud is already known (skip the reference), 0: new, <0: bad. */
@@ -135,6 +146,13 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 			goto out;
 		}
 		fs->cs_sqnum = first->sqnum;
+		if (fs->hmac_key) {
+			r->log_hash = ubifs_auth_hash_new(fs);
+			err = r->log_hash ? ubifs_auth_hash_update(fs, r->log_hash, sleb.buf + first->offs, UBIFS_CS_NODE_SZ)
+					  : util_err_set(&fs->err, -ENOMEM, "mount: out of memory");
+			if (err)
+				goto out;
+		}
 	}
 	if (first->sqnum < fs->cs_sqnum) {
 		/* an older round of the log ring, unmapped but not erased */
@@ -179,7 +197,17 @@ static int replay_log_leb(struct ubifs_fs *fs, struct replay *r, uint32_t lnum)
 				r->buds = nb;
 				r->cap_buds = cap;
 			}
-			r->buds[r->nbuds++] = (struct bud){.lnum = ref.lnum, .offs = ref.offs, .jhead = ref.jhead, .sqnum = s->sqnum};
+			void *h = NULL;
+			if (r->log_hash) {
+				err = ubifs_auth_hash_update(fs, r->log_hash, sleb.buf + s->offs, UBIFS_REF_NODE_SZ);
+				h = err ? NULL : ubifs_auth_hash_dup(r->log_hash);
+				if (!err && !h)
+					err = util_err_set(&fs->err, -ENOMEM, "mount: out of memory");
+				if (err)
+					goto out;
+			}
+			r->buds[r->nbuds++] = (struct bud){
+				.lnum = ref.lnum, .offs = ref.offs, .jhead = ref.jhead, .sqnum = s->sqnum, .hash = h};
 		} else if (s->type == UBIFS_CS_NODE) {
 			if (s->offs != 0) {
 				err = util_err_set(&fs->err, -EINVAL, "unexpected commit start node in log LEB %u:%u", lnum,
@@ -270,6 +298,33 @@ static int set_bud_lprops(struct ubifs_fs *fs, const struct bud *b)
 	return err;
 }
 
+/* The kernel's authenticate_sleb: *n_nodes gets how many nodes from the
+ * start are covered by a good authentication node. (Where the kernel finds
+ * none at all in a last bud, its replay loop does not stop and replays the
+ * uncovered nodes too; they are dropped here, as its message says.) */
+static int authenticate_bud(struct ubifs_fs *fs, const struct bud *b, const struct ubifs_sleb *sleb, int is_last,
+			    uint32_t *n_nodes)
+{
+	uint32_t n_not_auth = 0;
+	for (uint32_t i = 0; i < sleb->nodes_cnt; i++) {
+		const struct ubifs_snode *s = &sleb->nodes[i];
+		int err = s->type == UBIFS_AUTH_NODE
+				  ? ubifs_auth_node_check(fs, b->hash, sleb->buf + s->offs, s->len, b->lnum, s->offs)
+				  : ubifs_auth_hash_update(fs, b->hash, sleb->buf + s->offs, s->len);
+		if (err)
+			return err;
+		n_not_auth = s->type == UBIFS_AUTH_NODE ? 0 : n_not_auth + 1;
+	}
+	if (n_not_auth && !is_last)
+		return util_err_set(&fs->err, -EPERM,
+				    "authenticated UBIFS: %u nodes at the end of bud LEB %u (journal head %u) are not "
+				    "covered by an authentication node, and it is not the last bud of its head",
+				    n_not_auth, b->lnum, b->jhead);
+	fs->auth_dropped += n_not_auth;
+	*n_nodes = sleb->nodes_cnt - n_not_auth;
+	return 0;
+}
+
 static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 {
 	const struct bud *b = &r->buds[bi];
@@ -303,7 +358,10 @@ static int replay_bud(struct ubifs_fs *fs, struct replay *r, size_t bi)
 	}
 	if (err)
 		return err;
-	for (uint32_t i = 0; i < sleb.nodes_cnt && !err; i++) {
+	uint32_t n_nodes = sleb.nodes_cnt;
+	if (b->hash)
+		err = authenticate_bud(fs, b, &sleb, is_last, &n_nodes);
+	for (uint32_t i = 0; i < n_nodes && !err; i++) {
 		const struct ubifs_snode *s = &sleb.nodes[i];
 		const uint8_t *node = sleb.buf + s->offs;
 		struct rentry e = {.key = s->key, .sqnum = s->sqnum, .lnum = b->lnum, .offs = s->offs, .len = s->len};

@@ -163,6 +163,12 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	}
 	size_t limit = opts && opts->tnc_cache_bytes ? opts->tnc_cache_bytes : UBIFS_DEFAULT_TNC_CACHE;
 	int err = ubifs_sb_read_check(fs);
+	if (!err && opts && opts->auth_hmac_key) {
+		/* before the certificate: a key that does not fit is the clearer error */
+		fs->hmac_key = opts->auth_hmac_key;
+		fs->hmac_key_len = opts->auth_hmac_key_len;
+		err = ubifs_auth_sb_hmac(fs);
+	}
 	if (!err && opts && opts->auth_cert)
 		err = ubifs_auth_verify_signature(fs, opts->auth_cert, opts->auth_cert_len);
 	if (err)
@@ -241,6 +247,8 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		goto fail;
 	ubifs_tnc_shrink(fs);
 	util_err_clear(&fs->err);
+	fs->hmac_key = NULL; /* the caller's memory, for the mount only */
+	fs->hmac_key_len = 0;
 	*out = fs;
 	return 0;
 fail:
@@ -304,6 +312,11 @@ int ubifs_get_info(const struct ubifs_fs *fs, struct ubifs_fs_info *o)
 	o->auth_mst_hmac = fs->auth_mst_hmac;
 	o->auth_sig_ok = fs->auth_sig_ok;
 	o->auth_checked = fs->auth_checked;
+	o->auth_key = fs->auth_key;
+	o->auth_sb_hmac_ok = fs->auth_sb_hmac_ok;
+	o->auth_mst_hmac_ok = fs->auth_mst_hmac_ok;
+	o->auth_journal_hmacs = fs->auth_journal_hmacs;
+	o->auth_dropped = fs->auth_dropped;
 	o->mst_recovered = fs->mst_recovered;
 	o->leb_cnt = fs->leb_cnt;
 	o->vol_leb_cnt = fs->vol->leb_count;

@@ -788,6 +788,9 @@ static int replace_at(struct ubifs_fs *fs, struct ubifs_tnc_pos *pos, uint32_t l
 	z->zbranch[n].lnum = lnum;
 	z->zbranch[n].offs = offs;
 	z->zbranch[n].len = len;
+	/* the hash the index held was the replaced node's; a journal node has
+	 * none in the index (authenticated by the journal's HMACs instead) */
+	z->zbranch[n].hash = NULL;
 	return 0;
 }
 

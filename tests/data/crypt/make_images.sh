@@ -74,3 +74,9 @@ while IFS='|' read -r name opts; do
 done <<<"$CASES"
 # the source tree's manifest (what extract with the key must give)
 (cd "$W/src" && sh "$SRC/tests/tools/ubifs_manifest.sh" .) >"$D/source.manifest"
+# the kernel-style HMAC'd image (superblock/master HMACs, a journal bud with
+# authentication nodes) made from auth-sha256 with the fixed HMAC key
+[ -f "$D/hmac.key" ] || python3 -c "import hashlib,sys;open(sys.argv[1],'wb').write(hashlib.sha256(b'ubikit UBIFS HMAC test key').digest())" "$D/hmac.key"
+gzip -dc "$D/auth-sha256.ubi.gz" >"$W/auth-sha256.ubi"
+python3 "$D/make_hmac_image.py" "$W/auth-sha256.ubi" "$D/hmac.key" "$W/auth-hmac-sha256.ubi"
+gzip -9 -n -c "$W/auth-hmac-sha256.ubi" >"$D/auth-hmac-sha256.ubi.gz"
