@@ -168,7 +168,9 @@ static void nokey_name(uint32_t hash, uint32_t cookie, const uint8_t *ct, size_t
 	base64url(b, n, out);
 }
 
-/* Decrypted name: strip the NUL padding; a NUL (or in a name a '/') inside means the key is wrong. */
+/* Decrypted name: strip the NUL padding; a NUL (or in a name a '/') inside means the key is wrong.
+ * out holds len + 1 bytes; a name's ciphertext is at most 256 bytes, a
+ * symlink target's up to the inode's data (4096). */
 static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, size_t len, char *out, size_t *olen,
 		      const char *what, int is_target)
 {
@@ -176,14 +178,14 @@ static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, siz
 	int err = file_key(fs, inum, key);
 	if (err)
 		return err;
-	uint8_t pt[UBIFS_MAX_NLEN + 16];
-	if (len > UBIFS_MAX_NLEN + 1 || cts_decrypt(key, ct, len, pt))
+	uint8_t pt[UBIFS_MAX_INO_DATA];
+	if (len > (is_target ? sizeof(pt) : UBIFS_MAX_NLEN + 1) || cts_decrypt(key, ct, len, pt))
 		return util_err_set(&fs->err, -EINVAL, "%s of inode %llu: cannot decrypt %zu bytes", what,
 				    (unsigned long long)inum, len);
 	size_t n = len;
 	while (n && !pt[n - 1])
 		n--;
-	if (!n || memchr(pt, 0, n) || (!is_target && memchr(pt, '/', n)))
+	if (!n || memchr(pt, 0, n) || (!is_target && (memchr(pt, '/', n) || n > UBIFS_MAX_NLEN)))
 		return util_err_set(&fs->err, -EKEYREJECTED,
 				    "%s of inode %llu decrypts to an invalid name: wrong fscrypt key?", what,
 				    (unsigned long long)inum);
@@ -214,7 +216,7 @@ int ubifs_crypt_dir_encrypted(struct ubifs_fs *fs, uint64_t dir)
 
 int ubifs_crypt_name(struct ubifs_fs *fs, uint64_t dir, struct ubifs_dirent *ent)
 {
-	char out[UBIFS_MAX_NLEN + 1];
+	char out[UBIFS_MAX_NLEN + 2];
 	size_t olen = 0;
 	int err = -ENOKEY;
 	if (fs->fscrypt_key_len)
@@ -249,7 +251,7 @@ int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char
 	char buf[UBIFS_MAX_INO_DATA + 16];
 	size_t n = 0;
 	int err = -ENOKEY;
-	if (fs->fscrypt_key_len && clen <= UBIFS_MAX_NLEN + 1)
+	if (fs->fscrypt_key_len)
 		err = plain_name(fs, ino->inum, ino->data + 2, clen, buf, &n, "the symlink target", 1);
 	if (err == -ENOKEY) {
 		char nk[300];
