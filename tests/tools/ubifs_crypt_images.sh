@@ -110,5 +110,12 @@ done
 rm -rf "$S/wrong"
 if "$UBIKIT" extract -q --key "$S/wrong.key" "$img" -o "$S/wrong" 2>"$S/err"; then fail "$name: a wrong key was not noticed"; fi
 grep -q "wrong fscrypt key?" "$S/err" || { head -3 "$S/err"; fail "$name: wrong-key message"; }
+# policy v2 names its key by identifier (HKDF-SHA512 of it): a wrong key is
+# refused naming the identifier the kernel computed and stored
+kid=$(sed -n 's/^== v2 identifier //p' "$D/$name.kernel")
+[ ${#kid} = 32 ] || fail "$name: no v2 identifier in the kernel's view"
+if "$UBIKIT" ls --key "$S/wrong.key" "$img" /v2 >/dev/null 2>"$S/err"; then fail "$name: ls /v2 with a wrong key worked"; fi
+grep -q "not its master key (policy v2 key identifier $kid; the key's is [0-9a-f]\{32\})" "$S/err" ||
+	{ cat "$S/err"; fail "$name: v2 wrong-key message"; }
 [ "$(md5sum <"$img")" = "$sum0" ] || fail "$name: the image was modified"
 echo "ok $name ($(wc -l <"$S/kernel.paths") entries, policies v1 and v2, kernel-encrypted)"
