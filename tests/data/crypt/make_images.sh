@@ -4,8 +4,8 @@
 #   mkfs.ubifs (Debian mtd-utils) -K/-C images (fscrypt policy v1) and
 #   --auth-key/--auth-cert images (sha256, sha512), each ubinized;
 #   the Linux VM's view of each encrypted image without the key (its no-key
-#   names and symlink targets), stored as NAME.kernel (source.manifest is
-#   the reference with the key);
+#   names and symlink targets) and with it (ubifs_manifest.sh), stored as
+#   NAME.kernel;
 #   crypt-kernel: an image the Linux kernel encrypted itself (VM run 1,
 #   vm_write.sh: a fresh UBIFS with v1/ and v2/ directories, fscrypt
 #   policies v1 and v2, both under v1.key), then its view without and with
@@ -71,7 +71,7 @@ while IFS='|' read -r name opts; do
 	case $name in crypt-*)
 		"$VM" run --flash "$W/$name.ubi" --nand 2048:64:128KiB:16MiB --no-writeback --timeout 300 --out "$W/$name.run" \
 			--copy-in "$W/vm_view.sh" --copy-in "$W/ubifs_manifest.sh" --copy-in "$W/fscrypt_vm_key" --copy-in "$W/v1.key" \
-			--cmd "sh \$IN/vm_view.sh \$MNT" >"$W/$name.log" 2>&1 ||
+			--cmd "sh \$IN/vm_view.sh \$MNT 0123456789abcdef \$IN/v1.key" >"$W/$name.log" 2>&1 ||
 			{ tail -30 "$W/$name.log"; echo "VM run of $name failed" >&2; exit 1; }
 		cp "$W/$name.run/script.stdout" "$D/$name.kernel" ;;
 	esac
