@@ -32,8 +32,39 @@
 
 struct crypt_ctx {
 	unsigned version, contents_mode, names_mode, flags;
+	uint8_t ident[16]; /* v2: the master key's identifier */
 	uint8_t nonce[16];
 };
+
+/* HKDF-SHA512 as fscrypt uses it: the master key as input key material (no
+ * salt), info "fscrypt\0", a context byte, then info; out_len bytes. */
+static int fscrypt_hkdf(const uint8_t *mk, size_t mk_len, uint8_t context, const uint8_t *info, size_t info_len,
+			uint8_t *out, size_t out_len)
+{
+	uint8_t full[8 + 1 + 16];
+	if (info_len > 16)
+		return -EINVAL;
+	memcpy(full, "fscrypt\0", 8);
+	full[8] = context;
+	if (info_len)
+		memcpy(full + 9, info, info_len);
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *k = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA512", 0),
+			  OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)mk, mk_len),
+			  OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, full, 9 + info_len),
+			  OSSL_PARAM_construct_end()};
+	int ok = k && EVP_KDF_derive(k, out, out_len, p) > 0;
+	EVP_KDF_CTX_free(k);
+	EVP_KDF_free(kdf);
+	return ok ? 0 : -EIO;
+}
+
+static void hex16(const uint8_t *b, char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
 
 /* The encryption context of inode inum (its xattr "c"). */
 static int read_ctx(struct ubifs_fs *fs, uint64_t inum, struct crypt_ctx *c)
@@ -53,6 +84,8 @@ static int read_ctx(struct ubifs_fs *fs, uint64_t inum, struct crypt_ctx *c)
 	c->names_mode = raw[2];
 	c->flags = raw[3];
 	memcpy(c->nonce, raw + (raw[0] == 1 ? 12 : 24), 16);
+	if (raw[0] == 2)
+		memcpy(c->ident, raw + 8, 16);
 	if (c->contents_mode != MODE_AES_256_XTS || c->names_mode != MODE_AES_256_CTS || (c->flags & ~3u))
 		return util_err_set(&fs->err, -EOPNOTSUPP,
 				    "inode %llu: fscrypt modes %u/%u flags 0x%x not supported (only AES-256-XTS contents, "
@@ -87,21 +120,24 @@ static int file_key(struct ubifs_fs *fs, uint64_t inum, uint8_t key[64])
 		     EVP_EncryptFinal_ex(x, key + l1, &l2) && l1 + l2 == 64;
 		EVP_CIPHER_CTX_free(x);
 	} else {
-		/* v2: HKDF-SHA512, info "fscrypt\0", context 2 (per-file key), nonce */
-		uint8_t info[8 + 1 + 16];
-		memcpy(info, "fscrypt\0", 8);
-		info[8] = 2;
-		memcpy(info + 9, c->nonce, 16);
-		EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-		EVP_KDF_CTX *k = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
-		OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA512", 0),
-				  OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, fs->fscrypt_key,
-								    fs->fscrypt_key_len),
-				  OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, sizeof(info)),
-				  OSSL_PARAM_construct_end()};
-		ok = k && EVP_KDF_derive(k, key, 64, p) > 0;
-		EVP_KDF_CTX_free(k);
-		EVP_KDF_free(kdf);
+		/* v2: the policy names its master key by identifier (HKDF context 1,
+		 * no info): a key that is not it is refused here, not later as
+		 * garbage names; the per-file key is HKDF context 2 of the nonce */
+		if (!fs->crypt_key_id_ok) {
+			if (fscrypt_hkdf(fs->fscrypt_key, fs->fscrypt_key_len, 1, NULL, 0, fs->crypt_key_id, 16))
+				return util_err_set(&fs->err, -EIO, "fscrypt key identifier: HKDF-SHA512 failed (OpenSSL)");
+			fs->crypt_key_id_ok = 1;
+		}
+		if (memcmp(fs->crypt_key_id, c->ident, 16)) {
+			char want[33], have[33];
+			hex16(c->ident, want);
+			hex16(fs->crypt_key_id, have);
+			return util_err_set(&fs->err, -EKEYREJECTED,
+					    "inode %llu: the fscrypt key given is not its master key (policy v2 key "
+					    "identifier %s; the key's is %s)",
+					    (unsigned long long)inum, want, have);
+		}
+		ok = !fscrypt_hkdf(fs->fscrypt_key, fs->fscrypt_key_len, 2, c->nonce, 16, key, 64);
 	}
 	if (!ok)
 		return util_err_set(&fs->err, -EIO, "inode %llu: fscrypt key derivation failed (OpenSSL)",
@@ -168,7 +204,9 @@ static void nokey_name(uint32_t hash, uint32_t cookie, const uint8_t *ct, size_t
 	base64url(b, n, out);
 }
 
-/* Decrypted name: strip the NUL padding; a NUL (or in a name a '/') inside means the key is wrong. */
+/* Decrypted name: strip the NUL padding; a NUL (or in a name a '/') inside means the key is wrong.
+ * out holds len + 1 bytes; a name's ciphertext is at most 256 bytes, a
+ * symlink target's up to the inode's data (4096). */
 static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, size_t len, char *out, size_t *olen,
 		      const char *what, int is_target)
 {
@@ -176,14 +214,14 @@ static int plain_name(struct ubifs_fs *fs, uint64_t inum, const uint8_t *ct, siz
 	int err = file_key(fs, inum, key);
 	if (err)
 		return err;
-	uint8_t pt[UBIFS_MAX_NLEN + 16];
-	if (len > UBIFS_MAX_NLEN + 1 || cts_decrypt(key, ct, len, pt))
+	uint8_t pt[UBIFS_MAX_INO_DATA];
+	if (len > (is_target ? sizeof(pt) : UBIFS_MAX_NLEN + 1) || cts_decrypt(key, ct, len, pt))
 		return util_err_set(&fs->err, -EINVAL, "%s of inode %llu: cannot decrypt %zu bytes", what,
 				    (unsigned long long)inum, len);
 	size_t n = len;
 	while (n && !pt[n - 1])
 		n--;
-	if (!n || memchr(pt, 0, n) || (!is_target && memchr(pt, '/', n)))
+	if (!n || memchr(pt, 0, n) || (!is_target && (memchr(pt, '/', n) || n > UBIFS_MAX_NLEN)))
 		return util_err_set(&fs->err, -EKEYREJECTED,
 				    "%s of inode %llu decrypts to an invalid name: wrong fscrypt key?", what,
 				    (unsigned long long)inum);
@@ -214,7 +252,7 @@ int ubifs_crypt_dir_encrypted(struct ubifs_fs *fs, uint64_t dir)
 
 int ubifs_crypt_name(struct ubifs_fs *fs, uint64_t dir, struct ubifs_dirent *ent)
 {
-	char out[UBIFS_MAX_NLEN + 1];
+	char out[UBIFS_MAX_NLEN + 2];
 	size_t olen = 0;
 	int err = -ENOKEY;
 	if (fs->fscrypt_key_len)
@@ -249,7 +287,7 @@ int ubifs_crypt_symlink(struct ubifs_fs *fs, const struct ubifs_inode *ino, char
 	char buf[UBIFS_MAX_INO_DATA + 16];
 	size_t n = 0;
 	int err = -ENOKEY;
-	if (fs->fscrypt_key_len && clen <= UBIFS_MAX_NLEN + 1)
+	if (fs->fscrypt_key_len)
 		err = plain_name(fs, ino->inum, ino->data + 2, clen, buf, &n, "the symlink target", 1);
 	if (err == -ENOKEY) {
 		char nk[300];

@@ -44,9 +44,11 @@ struct ubifs_fs {
 	unsigned key_hash;
 	int double_hash;
 	/* fscrypt (ubifs_crypt.c): the master key given at mount, the last
-	 * per-file key derived, the last directory asked about */
-	uint8_t fscrypt_key[64], crypt_key[64];
+	 * per-file key derived, the last directory asked about; the master
+	 * key's policy v2 identifier, once computed */
+	uint8_t fscrypt_key[64], crypt_key[64], crypt_key_id[16];
 	size_t fscrypt_key_len;
+	int crypt_key_id_ok;
 	uint64_t crypt_key_inum, crypt_dir_inum;
 	int crypt_dir_enc;
 	int auth_mst_ok;    /* authenticated: the master node matched the superblock's hash of it */

@@ -4,9 +4,14 @@
 #   mkfs.ubifs (Debian mtd-utils) -K/-C images (fscrypt policy v1) and
 #   --auth-key/--auth-cert images (sha256, sha512), each ubinized;
 #   the Linux VM's view of each encrypted image without the key (its no-key
-#   names and symlink targets), stored as NAME.kernel. (The view with the key
-#   is not made: the VM's initramfs lacks the xts/cts crypto modules, so
-#   the kernel cannot set up the keys; source.manifest is the reference.)
+#   names and symlink targets) and with it (ubifs_manifest.sh), stored as
+#   NAME.kernel;
+#   crypt-kernel: an image the Linux kernel encrypted itself (VM run 1,
+#   vm_write.sh: a fresh UBIFS with v1/ and v2/ directories, fscrypt
+#   policies v1 and v2, both under v1.key), then its view without and with
+#   the key after a new boot (VM run 2, vm_view.sh), stored as
+#   crypt-kernel.kernel; run 2's view with the key must equal what run 1
+#   wrote.
 # Not part of the default test run (needs mkfs.ubifs, ubinize, openssl, gcc
 # -static and the VM). The source tree is made deterministically here.
 set -euo pipefail
@@ -66,12 +71,46 @@ while IFS='|' read -r name opts; do
 	case $name in crypt-*)
 		"$VM" run --flash "$W/$name.ubi" --nand 2048:64:128KiB:16MiB --no-writeback --timeout 300 --out "$W/$name.run" \
 			--copy-in "$W/vm_view.sh" --copy-in "$W/ubifs_manifest.sh" --copy-in "$W/fscrypt_vm_key" --copy-in "$W/v1.key" \
-			--cmd "sh \$IN/vm_view.sh \$MNT" >"$W/$name.log" 2>&1 ||
+			--cmd "sh \$IN/vm_view.sh \$MNT 0123456789abcdef \$IN/v1.key" >"$W/$name.log" 2>&1 ||
 			{ tail -30 "$W/$name.log"; echo "VM run of $name failed" >&2; exit 1; }
 		cp "$W/$name.run/script.stdout" "$D/$name.kernel" ;;
 	esac
 	echo "$name: $(stat -c %s "$D/$name.ubi.gz") bytes gzipped"
 done <<<"$CASES"
+
+# the kernel's own encrypted tree: the same tree plus a compressible
+# multi-block file and a symlink target longer than 149 bytes (the sparse
+# file and the xattrs are made in the VM)
+if [ $# = 0 ] || case " $* " in *" crypt-kernel "*) true ;; *) false ;; esac; then
+	name=crypt-kernel
+	tree "$W/ksrc"
+	seq 1 6000 >"$W/ksrc/d/numbers.txt"
+	ln -s "$(printf 'target/%.0s' $(seq 1 40))end" "$W/ksrc/d/sub/longtarget"
+	prng 33 100 >"$W/sparse.part"
+	rm "$W/ksrc/d/sparse"
+	find "$W/ksrc" -exec touch -h -d '2024-05-06 07:08:09 UTC' {} +
+	tar -cf "$W/tree.tar" -C "$W/ksrc" --owner=0 --group=0 --numeric-owner .
+	cp "$D/vm_write.sh" "$W/"
+	rm -f "$W/$name.img"
+	KVM="--nand 2048:64:128KiB:16MiB --timeout 300 --copy-in $W/fscrypt_vm_key --copy-in $W/v1.key --copy-in $W/ubifs_manifest.sh"
+	# shellcheck disable=SC2086
+	"$VM" run --flash "$W/$name.img" $KVM --format-fresh --out "$W/$name.run1" \
+		--copy-in "$W/vm_write.sh" --copy-in "$W/tree.tar" --copy-in "$W/sparse.part" \
+		--cmd "sh \$IN/vm_write.sh \$MNT 0123456789abcdef \$IN/v1.key" >"$W/$name.log1" 2>&1 ||
+		{ tail -30 "$W/$name.log1"; cat "$W/$name.run1/script.stderr"; echo "VM run 1 of $name failed" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	"$VM" run --flash "$W/$name.img" $KVM --no-writeback --out "$W/$name.run2" --copy-in "$W/vm_view.sh" \
+		--cmd "sh \$IN/vm_view.sh \$MNT 0123456789abcdef \$IN/v1.key" >"$W/$name.log2" 2>&1 ||
+		{ tail -30 "$W/$name.log2"; echo "VM run 2 of $name failed" >&2; exit 1; }
+	sed -n '/^== withkey/,$p' "$W/$name.run2/script.stdout" | sed 1d >"$W/$name.withkey"
+	diff -u "$W/$name.run1/files/written.manifest" "$W/$name.withkey" >&2 ||
+		{ echo "$name: the kernel's view after a new boot differs from what it wrote" >&2; exit 1; }
+	grep -q "^v2 identifier $(sed -n 's/^== v2 identifier //p' "$W/$name.run2/script.stdout")\$" \
+		"$W/$name.run1/script.stdout" || { echo "$name: v2 identifiers differ" >&2; exit 1; }
+	cp "$W/$name.run2/script.stdout" "$D/$name.kernel"
+	gzip -9 -n -c "$W/$name.img" >"$D/$name.img.gz"
+	echo "$name: $(stat -c %s "$D/$name.img.gz") bytes gzipped"
+fi
 # the source tree's manifest (what extract with the key must give)
 (cd "$W/src" && sh "$SRC/tests/tools/ubifs_manifest.sh" .) >"$D/source.manifest"
 # the kernel-style HMAC'd image (superblock/master HMACs, a journal bud with
