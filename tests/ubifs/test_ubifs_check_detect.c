@@ -41,7 +41,7 @@ struct where {
 static struct where ino1;   /* a non-root inode with nlink 1 */
 static struct where dent;   /* a directory entry */
 static struct where idx0;   /* a level-0 index node not on the leftmost path, >= 2 branches */
-static struct where idx_hi; /* an index node of level >= 1 (not the root) */
+static struct where idx_hi; /* an index node of level >= 1 not on the leftmost path */
 static uint32_t root_lnum, root_offs;
 
 static int scan_cb(void *arg, const struct ubifs_scan_node *n)
@@ -58,9 +58,10 @@ static int scan_cb(void *arg, const struct ubifs_scan_node *n)
 		uint16_t cnt = get_le16(n->node + 24), level = get_le16(n->node + 26);
 		if (level == 0 && cnt >= 2 && get_le32(n->node + 28 + 12) > 1 && !idx0.len)
 			idx0 = w;
-		else if (level >= 1 && !idx_hi.len)
+		else if (level >= 1 && get_le32(n->node + 28 + 12) > 1 && !idx_hi.len)
 			idx_hi = w;
 	}
+
 	return 0;
 }
 
@@ -237,6 +238,53 @@ static void t_idx_order(void **s)
 	free(img);
 }
 
+/* a branch of a level-1 node pointing outside the main area */
+static void t_idx_child_range(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	uint8_t *n = node_at(img, &idx_hi);
+	put_le32(n + 28 + 20, 0); /* branch 1: LEB 0 */
+	refinish(img, &idx_hi);
+	struct where child = {0, get_le32(n + 28 + 24), get_le32(n + 28 + 28)};
+	expect_found("idx-child-range", img, &child); /* the message names the child */
+	free(img);
+}
+
+/* a leaf branch pointing outside the main area */
+static void t_leaf_range(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	put_le32(node_at(img, &idx0) + 28 + 20, 1); /* branch 1: a master LEB */
+	refinish(img, &idx0);
+	expect_found("leaf-range", img, &idx0);
+	free(img);
+}
+
+/* a branch key below the parent's key for the node */
+static void t_key_range(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	put_le32(node_at(img, &idx0) + 28 + 12, 1); /* branch 0's key: inode 1 */
+	refinish(img, &idx0);
+	expect_found("key-range", img, &idx0);
+	free(img);
+}
+
+/* an entry whose own key is not the index's key for it */
+static void t_leaf_key(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	uint8_t *n = node_at(img, &dent);
+	put_le32(n + 24, get_le32(n + 24) + 1);
+	refinish(img, &dent);
+	expect_found("leaf-key", img, &dent);
+	free(img);
+}
+
 /* LPT entries changed in memory after a clean mount */
 static void t_lprops(void **s)
 {
@@ -289,7 +337,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_nlink),      cmocka_unit_test(t_dent_target), cmocka_unit_test(t_idx_level),
-		cmocka_unit_test(t_idx_fanout), cmocka_unit_test(t_idx_order),   cmocka_unit_test(t_lprops),
+		cmocka_unit_test(t_idx_fanout), cmocka_unit_test(t_idx_order),   cmocka_unit_test(t_idx_child_range),
+		cmocka_unit_test(t_leaf_range), cmocka_unit_test(t_key_range),   cmocka_unit_test(t_leaf_key),
+		cmocka_unit_test(t_lprops),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
