@@ -7,7 +7,8 @@
  * -EUCLEAN naming the changed node's LEB:offset (or the LEB). The reference
  * is the planted change itself against the on-flash format's rules
  * (../shared/spec/UBIFS-FORMAT.md §6-§7: nlink = names of the inode, an
- * entry names an existing inode, index levels, at most fanout branches,
+ * entry names an existing inode, nlink 0 only for orphans, xattr_cnt =
+ * its xattr entries, index levels, at most fanout branches,
  * keys in order; LPT free/dirty/flags = a scan of the LEB); the unchanged
  * image must check clean. */
 #include <errno.h>
@@ -190,6 +191,26 @@ static void t_nlink(void **s)
 	free(img);
 }
 
+static void t_nlink0(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	put_le32(node_at(img, &ino1) + 92, 0); /* a deleted inode, and no orphan says so */
+	refinish(img, &ino1);
+	expect_found("nlink0", img, &ino1);
+	free(img);
+}
+
+static void t_xattr_cnt(void **s)
+{
+	(void)s;
+	uint8_t *img = copy();
+	put_le32(node_at(img, &ino1) + 116, 1); /* xattr_cnt 1, no xattr entry */
+	refinish(img, &ino1);
+	expect_found("xattr-cnt", img, &ino1);
+	free(img);
+}
+
 static void t_dent_target(void **s)
 {
 	(void)s;
@@ -339,7 +360,7 @@ int main(void)
 		cmocka_unit_test(t_nlink),      cmocka_unit_test(t_dent_target), cmocka_unit_test(t_idx_level),
 		cmocka_unit_test(t_idx_fanout), cmocka_unit_test(t_idx_order),   cmocka_unit_test(t_idx_child_range),
 		cmocka_unit_test(t_leaf_range), cmocka_unit_test(t_key_range),   cmocka_unit_test(t_leaf_key),
-		cmocka_unit_test(t_lprops),
+		cmocka_unit_test(t_nlink0),     cmocka_unit_test(t_xattr_cnt),   cmocka_unit_test(t_lprops),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
