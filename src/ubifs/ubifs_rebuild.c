@@ -1,6 +1,7 @@
 /* ubifs_rebuild — see ubifs_rebuild.h. Steps: read the superblock; scan
  * every main-area LEB (ubifs_scan_leb, lenient: broken nodes are skipped);
- * keep the newest node per key (a truncation node drops older data past its
+ * keep the newest node per key (per key and name for entries, whose names
+ * may hash alike; a truncation node drops older data past its
  * size, a node older than its inode's creation belongs to an earlier life);
  * check each inode by the kernel's iget rules and each entry by its own;
  * link the tree from the root; recompute; lay it out with ubifs_build with
@@ -214,7 +215,7 @@ static unsigned itype_of(uint32_t mode)
 	}
 }
 
-/* newest node per key; inodes checked */
+/* newest node per key (and name); inodes checked */
 static int pick(struct rb *r)
 {
 	if (r->n)
