@@ -220,6 +220,8 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 	fs->sb.jhead_cnt = 1;
 	fs->sb.fanout = p.fanout;
 	fs->sb.fmt_version = p.double_hash ? UBIFS_FORMAT_VERSION : 4;
+	/* no authentication: the kernel writes hash_algo 0xFFFF, mkfs.ubifs 0 */
+	fs->sb.hash_algo = p.double_hash ? 0xFFFF : 0;
 	fs->sb.default_compr = (uint16_t)p.default_compr;
 	fs->sb.rp_uid = p.rp_uid;
 	fs->sb.rp_gid = p.rp_gid;
@@ -510,6 +512,7 @@ static void sb_pack(uint8_t *n, const struct ubifs_sb_node *sb)
 	put_le32(n + 104, sb->time_gran);
 	memcpy(n + 108, sb->uuid, 16);
 	put_le32(n + 124, sb->ro_compat_version);
+	put_le16(n + 256, sb->hash_algo);
 }
 
 int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)

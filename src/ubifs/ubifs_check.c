@@ -375,9 +375,9 @@ static int check_inodes(struct ck *c)
 		if (!err &&
 		    (i->xattr_cnt != i->calc_xcnt || i->xattr_size != i->calc_xsz || i->xattr_names != i->calc_xnms))
 			err = CKERR(c, i->lnum, i->offs, i->inum,
-				    "check: inode %u has xattr count/size/names %u/%llu/%u, its xattr entries give "
-				    "%u/%llu/%u",
-				    i->inum, i->xattr_cnt, ULL(i->xattr_size), i->xattr_names, i->calc_xcnt,
+				    "check: inode %u at LEB %u:%u has xattr count/size/names %u/%llu/%u, its xattr "
+				    "entries give %u/%llu/%u",
+				    i->inum, i->lnum, i->offs, i->xattr_cnt, ULL(i->xattr_size), i->xattr_names, i->calc_xcnt,
 				    ULL(i->calc_xsz), i->calc_xnms);
 	}
 	if (!err && !find_ino(c, UBIFS_ROOT_INO_NUM))

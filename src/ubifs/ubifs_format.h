@@ -10,7 +10,7 @@
 struct ubi_vol_io;
 
 struct ubifs_format_opts {
-	unsigned compr;        /* default compressor (UBIFS_COMPR_*); the kernel's default is LZO */
+	unsigned compr;        /* default compressor (UBIFS_COMPR_*); the kernel's: zstd when built in, else LZO */
 	int uuid_set;
 	uint8_t uuid[16];
 	int time_set;          /* root inode times */

@@ -1,6 +1,7 @@
 /* ubifs_rebuild — see ubifs_rebuild.h. Steps: read the superblock; scan
  * every main-area LEB (ubifs_scan_leb, lenient: broken nodes are skipped);
- * keep the newest node per key (a truncation node drops older data past its
+ * keep the newest node per key (per key and name for entries, whose names
+ * may hash alike; a truncation node drops older data past its
  * size, a node older than its inode's creation belongs to an earlier life);
  * check each inode by the kernel's iget rules and each entry by its own;
  * link the tree from the root; recompute; lay it out with ubifs_build with
@@ -121,10 +122,37 @@ static int scan_cb(void *arg, const struct ubifs_scan_node *s)
 	return 0;
 }
 
+/* the name of an entry node (NULL, 0 for anything else or a short node):
+ * entries whose names hash alike share a key, and each is its own entry */
+static const uint8_t *entry_name(const struct rnode *n, uint32_t *nlen)
+{
+	*nlen = 0;
+	if ((n->type != UBIFS_DENT_NODE && n->type != UBIFS_XENT_NODE) || n->len < UBIFS_DENT_NODE_SZ)
+		return NULL;
+	uint32_t l = get_le16(n->buf + 50);
+	if (UBIFS_DENT_NODE_SZ + l > n->len)
+		return NULL;
+	*nlen = l;
+	return n->buf + UBIFS_DENT_NODE_SZ;
+}
+
+/* same key and, for entries, the same name */
+static int cmp_name(const struct rnode *x, const struct rnode *y)
+{
+	uint32_t xl, yl;
+	const uint8_t *xn = entry_name(x, &xl), *yn = entry_name(y, &yl);
+	if (!xn || !yn)
+		return (xn != NULL) - (yn != NULL);
+	int c = memcmp(xn, yn, xl < yl ? xl : yl);
+	return c ? c : (xl > yl) - (xl < yl);
+}
+
 static int cmp_node(const void *a, const void *b)
 {
 	const struct rnode *x = a, *y = b;
 	int c = ubifs_key_cmp(&x->key, &y->key);
+	if (!c)
+		c = cmp_name(x, y);
 	if (c)
 		return c;
 	return x->sqnum > y->sqnum ? -1 : x->sqnum < y->sqnum; /* newest first */
@@ -187,7 +215,7 @@ static unsigned itype_of(uint32_t mode)
 	}
 }
 
-/* newest node per key; inodes checked */
+/* newest node per key (and name); inodes checked */
 static int pick(struct rb *r)
 {
 	if (r->n)
@@ -197,8 +225,8 @@ static int pick(struct rb *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct rnode *n = &r->v[i];
 		unsigned kt = ubifs_key_type(&n->key);
-		/* older than the newest well-typed node of the same key */
-		int older = good && !ubifs_key_cmp(&n->key, &good->key);
+		/* older than the newest well-typed node of the same key (and name) */
+		int older = good && !ubifs_key_cmp(&n->key, &good->key) && !cmp_name(n, good);
 		unsigned want = kt == UBIFS_INO_KEY ? UBIFS_INO_NODE : kt == UBIFS_DATA_KEY ? UBIFS_DATA_NODE
 							 : kt == UBIFS_DENT_KEY ? UBIFS_DENT_NODE : UBIFS_XENT_NODE;
 		if (n->type != want) { /* even when older: a name or data of its own is lost */

@@ -145,7 +145,13 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 		return util_err_set(errp, -EROFS, "mount: the volume is read-only, mount read-only");
 	if (!read_only && ubifs_vol_is_empty(vol) == 1) {
 		/* kernel: the first mount of an empty volume formats it */
-		struct ubifs_format_opts fo = {.compr = opts->compr_set ? (unsigned)opts->compr : UBIFS_COMPR_LZO};
+		/* kernel get_default_compressor: zstd when built in, else LZO */
+#ifdef UBIKIT_HAVE_ZSTD
+		unsigned dflt = UBIFS_COMPR_ZSTD;
+#else
+		unsigned dflt = UBIFS_COMPR_LZO;
+#endif
+		struct ubifs_format_opts fo = {.compr = opts->compr_set ? (unsigned)opts->compr : dflt};
 		int e = ubifs_format(vol, &fo, errp);
 		if (e)
 			return e;
