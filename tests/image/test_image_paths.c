@@ -1,0 +1,373 @@
+/* test_image_paths — the image layer's option and error paths on images
+ * made by mtd-utils (mkfs.ubifs, ubinize), each result judged by what those
+ * tools were told to make or by the bytes of the files they wrote:
+ *   - a UBI image with a static raw volume (ID 0) and a UBIFS volume (ID 3):
+ *     the volume list as ubinize's ini describes it, the choice of the
+ *     first volume with UBIFS, by --vol-id (a missing ID named), select
+ *     between them, a volume list shorter than the volumes;
+ *   - a UBI image with no UBIFS volume: refused, or opened with
+ *     NO_VOLUME (then mount and fsck say "no UBIFS volume"), flush a no-op;
+ *   - a bare UBIFS image (mkfs.ubifs -o): one volume "ubifs" of its LEB
+ *     size; select and mount again; its read-only view reads the file's
+ *     bytes, 0xFF past them up to max_leb_cnt (-c), refuses writes;
+ *   - detection errors, each naming the place: an implausible superblock
+ *     LEB size, an EC header with impossible offsets, --offset past the end,
+ *     --kind mtd on a regular file, a character device that is not MTD,
+ *     NULL arguments; a file with a tail after its LEBs still opens. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <zlib.h>
+#include <ubikit/fsck.h>
+#include <ubikit/image.h>
+#include <ubikit/ubikit.h>
+
+#include "image/image.h"
+
+#define WORK UBIKIT_BUILD_DIR "/image-paths"
+#define TREE WORK "/tree"
+#define BARE WORK "/bare.ubifs"
+#define MULTI WORK "/multi.ubi"
+#define RAWONLY WORK "/raw.ubi"
+#define LEB 126976u /* -e of mkfs.ubifs: 128 KiB PEB less two 2 KiB pages */
+#define MAXLEB 64u  /* -c */
+
+static char msg[1024];
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	/* A tree, its UBIFS made by mkfs.ubifs, and two ubinize images: the
+	 * raw volume holds 3 LEBs of a pattern (static, vol_size 3 LEBs). */
+	int r = system("set -e; rm -rf " WORK "; mkdir -p " TREE "/d; cd " WORK
+		       "; printf 'hello paths\\n' >" TREE "/d/hello; seq 1 20000 >" TREE "/seq;"
+		       " mkfs.ubifs -r " TREE " -m 2048 -e 126976 -c 64 -o " BARE " >/dev/null 2>&1;"
+		       " head -c 300000 /dev/zero | tr '\\0' 'R' >raw.bin;"
+		       " printf '[raw]\\nmode=ubi\\nimage=raw.bin\\nvol_id=0\\nvol_type=static\\nvol_name=raw\\n'"
+		       " >multi.ini; cp multi.ini raw.ini;"
+		       " printf '[fs]\\nmode=ubi\\nimage=bare.ubifs\\nvol_id=3\\nvol_type=dynamic\\nvol_name=fs\\n"
+		       "vol_size=4MiB\\n' >>multi.ini;"
+		       " ubinize -o " MULTI " -p 128KiB -m 2048 -O 2048 multi.ini >/dev/null 2>&1;"
+		       " ubinize -o " RAWONLY " -p 128KiB -m 2048 -O 2048 raw.ini >/dev/null 2>&1");
+	if (r != 0) {
+		printf("SKIP: mkfs.ubifs / ubinize (mtd-utils) missing or failing\n");
+		exit(77);
+	}
+	return 0;
+}
+
+static void read_file(struct ubikit_fs *fs, const char *path, char *buf, size_t len, ssize_t *got)
+{
+	struct ubikit_file *f;
+	assert_int_equal(ubikit_open(fs, path, O_RDONLY, 0, &f), 0);
+	*got = ubikit_read(f, buf, len);
+	ubikit_close(f);
+}
+
+static void check_hello(struct ubikit_fs *fs)
+{
+	char b[64] = "";
+	ssize_t n;
+	assert_non_null(fs);
+	read_file(fs, "/d/hello", b, sizeof(b) - 1, &n);
+	assert_int_equal(n, 12);
+	assert_string_equal(b, "hello paths\n");
+}
+
+static void test_multi_volume(void **state)
+{
+	(void)state;
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image *img;
+	if (ubikit_image_open(MULTI, &o, &img, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	/* the ini: ID 0 "raw" static of 300000 bytes (3 LEBs), ID 3 "fs"
+	 * dynamic of 4 MiB (34 LEBs of 126976); the first with UBIFS is 3 */
+	struct ubikit_image_volume v[4];
+	assert_int_equal(ubikit_image_volumes(img, v, 4), 2);
+	assert_int_equal(v[0].id, 0);
+	assert_string_equal(v[0].name, "raw");
+	assert_false(v[0].dynamic);
+	assert_int_equal(v[0].reserved_lebs, (300000 + LEB - 1) / LEB);
+	assert_false(v[0].has_ubifs);
+	assert_false(v[0].chosen);
+	assert_int_equal(v[1].id, 3);
+	assert_string_equal(v[1].name, "fs");
+	assert_true(v[1].dynamic);
+	assert_int_equal(v[1].reserved_lebs, (4u << 20) / LEB + ((4u << 20) % LEB != 0));
+	assert_int_equal(v[1].leb_size, LEB);
+	assert_true(v[1].has_ubifs && v[1].chosen);
+	check_hello(ubikit_image_fs(img));
+	/* a list shorter than the volumes: the count, one entry filled */
+	memset(v, 0x5a, sizeof(v));
+	assert_int_equal(ubikit_image_volumes(img, v, 1), 2);
+	assert_int_equal(v[0].id, 0);
+	assert_int_equal(v[1].id, 0x5a5a5a5a);
+	/* mounting again while mounted changes nothing */
+	struct ubikit_fs *fs = ubikit_image_fs(img);
+	assert_int_equal(ubikit_image_mount(img, 0), 0);
+	assert_ptr_equal(ubikit_image_fs(img), fs);
+	/* select the raw volume: no UBIFS there, the mount fails naming it */
+	assert_int_equal(ubikit_image_select(img, NULL, 0), 0);
+	assert_null(ubikit_image_fs(img));
+	assert_true(ubikit_image_mount(img, 0) < 0);
+	assert_non_null(strstr(ubikit_image_errmsg(img), "UBI volume 0"));
+	assert_int_equal(ubikit_image_select(img, NULL, 9), -ENOENT);
+	assert_non_null(strstr(ubikit_image_errmsg(img), "no UBI volume with ID 9"));
+	assert_int_equal(ubikit_image_select(img, "fs", 0), 0);
+	assert_int_equal(ubikit_image_mount(img, 0), 0);
+	check_hello(ubikit_image_fs(img));
+	/* flush of a read-only image: nothing to do */
+	assert_int_equal(ubikit_image_flush(img), 0);
+	assert_int_equal(ubikit_image_close_msg(img, msg, sizeof(msg)), 0);
+
+	/* by ID at open, and an ID that is not there */
+	o.vol_id = 3;
+	assert_int_equal(ubikit_image_open(MULTI, &o, &img, msg, sizeof(msg)), 0);
+	check_hello(ubikit_image_fs(img));
+	ubikit_image_close(img);
+	o.vol_id = 7;
+	assert_int_equal(ubikit_image_open(MULTI, &o, &img, msg, sizeof(msg)), -ENOENT);
+	assert_null(img);
+	assert_non_null(strstr(msg, "no UBI volume with ID 7"));
+	assert_non_null(strstr(msg, MULTI));
+	/* the VID header offset given (as ubinize -O had it) and the kind forced */
+	ubikit_image_opts_init(&o);
+	o.vid_hdr_offset = 2048;
+	o.kind = UBIKIT_IMAGE_UBI;
+	assert_int_equal(ubikit_image_open(MULTI, &o, &img, msg, sizeof(msg)), 0);
+	assert_int_equal(ubikit_image_geometry(img)->vid_hdr_offset, 2048);
+	assert_int_equal(ubikit_image_geometry(img)->data_offset, 4096);
+	check_hello(ubikit_image_fs(img));
+	ubikit_image_close(img);
+}
+
+static void test_no_ubifs_volume(void **state)
+{
+	(void)state;
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image *img;
+	assert_int_equal(ubikit_image_open(RAWONLY, &o, &img, msg, sizeof(msg)), -ENOENT);
+	assert_null(img);
+	assert_non_null(strstr(msg, "none of the 1 UBI volume(s) holds a UBIFS superblock"));
+	/* NO_VOLUME alone still mounts: nothing to mount */
+	o.flags = UBIKIT_IMAGE_NO_VOLUME;
+	assert_int_equal(ubikit_image_open(RAWONLY, &o, &img, msg, sizeof(msg)), -ENOENT);
+	assert_null(img);
+	assert_non_null(strstr(msg, "no UBIFS volume"));
+	o.flags = UBIKIT_IMAGE_NO_VOLUME | UBIKIT_IMAGE_NO_MOUNT;
+	if (ubikit_image_open(RAWONLY, &o, &img, msg, sizeof(msg)))
+		fail_msg("open NO_VOLUME: %s", msg);
+	assert_null(ubikit_image_fs(img));
+	struct ubikit_image_volume v;
+	assert_int_equal(ubikit_image_volumes(img, &v, 1), 1);
+	assert_false(v.chosen);
+	assert_int_equal(ubikit_image_mount(img, 0), -ENOENT);
+	assert_string_equal(ubikit_image_errmsg(img), "no UBIFS volume");
+	assert_int_equal(ubikit_image_flush(img), 0);
+	assert_int_equal(ubikit_image_close(img), 0);
+	/* fsck with the same options: an operational error naming the reason */
+	struct ubikit_fsck_report rep;
+	ubikit_fsck_report_init(&rep);
+	assert_int_equal(ubikit_fsck_image(RAWONLY, &o, UBIKIT_FSCK_CHECK, &rep, msg, sizeof(msg)),
+			 UBIKIT_FSCK_OPERROR);
+	assert_non_null(strstr(msg, "no UBIFS volume"));
+	assert_true(rep.count >= 1);
+	ubikit_fsck_report_free(&rep);
+	ubikit_fsck_report_init(&rep);
+	assert_int_equal(ubikit_fsck_image(NULL, &o, UBIKIT_FSCK_CHECK, &rep, msg, sizeof(msg)), UBIKIT_FSCK_USAGE);
+	ubikit_fsck_report_free(&rep);
+}
+
+static void test_bare(void **state)
+{
+	(void)state;
+	struct stat st;
+	assert_int_equal(stat(BARE, &st), 0);
+	uint32_t file_lebs = (uint32_t)(st.st_size / LEB);
+	assert_true(file_lebs > 4 && file_lebs < MAXLEB);
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image *img;
+	if (ubikit_image_open(BARE, &o, &img, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	assert_int_equal(ubikit_image_geometry(img)->kind, UBIKIT_IMAGE_UBIFS);
+	assert_int_equal(ubikit_image_geometry(img)->leb_size, LEB);
+	struct ubikit_image_volume v;
+	assert_int_equal(ubikit_image_volumes(img, &v, 1), 1);
+	assert_string_equal(v.name, "ubifs");
+	assert_int_equal(v.id, 0);
+	assert_int_equal(v.leb_size, LEB);
+	assert_int_equal(v.reserved_lebs, MAXLEB); /* seen as flashed: -c LEBs */
+	assert_true(v.has_ubifs && v.chosen && v.dynamic);
+	assert_int_equal(ubikit_image_volumes(img, NULL, 0), 1);
+	/* one volume only */
+	assert_int_equal(ubikit_image_select(img, NULL, 0), 0);
+	assert_int_equal(ubikit_image_select(img, "other", 0), -ENOENT);
+	assert_non_null(strstr(ubikit_image_errmsg(img), "a bare UBIFS image has one volume only"));
+	assert_int_equal(ubikit_image_select(img, NULL, 1), -ENOENT);
+	check_hello(ubikit_image_fs(img));
+	assert_int_equal(ubikit_image_unmount(img), 0);
+	assert_null(ubikit_image_fs(img));
+	assert_int_equal(ubikit_image_mount(img, UBIKIT_MOUNT_RDONLY), 0);
+	check_hello(ubikit_image_fs(img));
+
+	/* The read-only view: the file's bytes, 0xFF past them, writes refused. */
+	struct ubi_vol_io *vol = &img->vol;
+	assert_int_equal(vol->leb_count, MAXLEB);
+	assert_int_equal(vol->leb_size, LEB);
+	assert_true(vol->read_only);
+	static uint8_t a[LEB], b[LEB];
+	FILE *f = fopen(BARE, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)LEB * 1 + 100, SEEK_SET), 0);
+	assert_int_equal(fread(a, 1, 4000, f), 4000);
+	fclose(f);
+	assert_int_equal(vol->read(vol->ctx, 1, 100, b, 4000), 0);
+	assert_memory_equal(a, b, 4000);
+	memset(a, 0xFF, LEB);
+	memset(b, 0, LEB);
+	assert_int_equal(vol->read(vol->ctx, MAXLEB - 1, 0, b, LEB), 0);
+	assert_memory_equal(a, b, LEB);
+	assert_int_equal(vol->read(vol->ctx, file_lebs, 10, b, 100), 0);
+	assert_memory_equal(a, b, 100);
+	assert_int_equal(vol->read(vol->ctx, file_lebs, LEB - 10, b, 100), -EINVAL);
+	assert_int_equal(vol->read(vol->ctx, file_lebs, LEB + 1, b, 0), -EINVAL);
+	assert_int_equal(vol->is_mapped(vol->ctx, 0), 1);
+	assert_int_equal(vol->is_mapped(vol->ctx, file_lebs + 1), 0);
+	assert_int_equal(vol->write(vol->ctx, 1, 0, a, 2048), -EROFS);
+	assert_int_equal(vol->change(vol->ctx, 1, a, 2048), -EROFS);
+	assert_int_equal(vol->unmap(vol->ctx, 1), -EROFS);
+	assert_int_equal(vol->map(vol->ctx, file_lebs + 1), -EROFS);
+	assert_int_equal(vol->sync(vol->ctx), 0);
+	assert_int_equal(ubikit_image_close(img), 0);
+
+	/* A tail after the LEBs (a partial LEB): said, ignored, still opens */
+	sh("cp " BARE " " WORK "/tail.ubifs && printf 'tail' >>" WORK "/tail.ubifs");
+	struct ubikit_image_geo g;
+	assert_int_equal(ubikit_image_detect(WORK "/tail.ubifs", &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.kind, UBIKIT_IMAGE_UBIFS);
+	assert_non_null(strstr(g.how, "not a multiple of the LEB size"));
+	assert_int_equal(ubikit_image_open(WORK "/tail.ubifs", &o, &img, msg, sizeof(msg)), 0);
+	check_hello(ubikit_image_fs(img));
+	ubikit_image_close(img);
+}
+
+/* Patch a copy: bytes at off (file offset). */
+static void patch(const char *from, const char *to, long off, const void *bytes, size_t len)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "cp %s %s", from, to);
+	sh(cmd);
+	FILE *f = fopen(to, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void test_detect_errors(void **state)
+{
+	(void)state;
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image_geo g;
+	struct ubikit_image *img = (struct ubikit_image *)1;
+
+	/* superblock LEB size (le32 at 36) of 1000, CRC right (UBIFS: crc32
+	 * seeded ~0 over bytes 8.. of the 4096-byte node, le32 at 4) */
+	static uint8_t sb[4096];
+	FILE *f = fopen(BARE, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(sb, 1, sizeof(sb), f), sizeof(sb));
+	fclose(f);
+	sb[36] = 0xe8, sb[37] = 0x03, sb[38] = 0, sb[39] = 0;
+	uint32_t c = ~(uint32_t)crc32(0, sb + 8, sizeof(sb) - 8);
+	sb[4] = (uint8_t)c, sb[5] = (uint8_t)(c >> 8), sb[6] = (uint8_t)(c >> 16), sb[7] = (uint8_t)(c >> 24);
+	patch(BARE, WORK "/badleb.ubifs", 0, sb, sizeof(sb));
+	assert_int_equal(ubikit_image_detect(WORK "/badleb.ubifs", &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "LEB 0:0: superblock LEB size 1000 is not plausible"));
+
+	/* PEB 0's EC header says data offset 32 before VID header offset 64;
+	 * its CRC is right (UBI: crc32 seeded ~0, no final inversion) */
+	uint8_t ec[64];
+	f = fopen(MULTI, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(ec, 1, 64, f), 64);
+	fclose(f);
+	assert_memory_equal(ec, "UBI#", 4);
+	put_be32(ec + 16, 64);
+	put_be32(ec + 20, 32);
+	put_be32(ec + 60, ~(uint32_t)crc32(0, ec, 60));
+	patch(MULTI, WORK "/badec.ubi", 0, ec, 64);
+	assert_int_equal(ubikit_image_detect(WORK "/badec.ubi", &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "impossible VID header offset 64 / data offset 32"));
+
+	/* --offset at or past the end of the file */
+	struct stat st;
+	assert_int_equal(stat(MULTI, &st), 0);
+	o.offset = st.st_size;
+	assert_int_equal(ubikit_image_detect(MULTI, &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "is past the end of the file"));
+	assert_int_equal(ubikit_image_open(MULTI, &o, &img, msg, sizeof(msg)), -EINVAL);
+	assert_null(img);
+
+	/* --kind mtd on a regular file; a character device that is not MTD */
+	ubikit_image_opts_init(&o);
+	o.kind = UBIKIT_IMAGE_MTD;
+	assert_int_equal(ubikit_image_detect(MULTI, &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "--kind mtd needs an MTD character device"));
+	ubikit_image_opts_init(&o);
+	assert_int_equal(ubikit_image_detect("/dev/null", &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.kind, UBIKIT_IMAGE_MTD);
+	img = (struct ubikit_image *)1;
+	assert_true(ubikit_image_open("/dev/null", &o, &img, msg, sizeof(msg)) < 0);
+	assert_null(img);
+	assert_non_null(strstr(msg, "cannot open MTD device /dev/null"));
+
+	/* NULL arguments; closing nothing */
+	assert_int_equal(ubikit_image_open(NULL, &o, &img, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(ubikit_image_open(MULTI, NULL, &img, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(ubikit_image_open(MULTI, &o, NULL, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(ubikit_image_close(NULL), 0);
+	assert_string_equal(ubikit_image_errmsg(NULL), "");
+	assert_null(ubikit_image_fs(NULL));
+	assert_string_equal(ubikit_image_kind_name(UBIKIT_IMAGE_MTD), "Linux MTD device");
+	assert_string_equal(ubikit_image_kind_name((enum ubikit_image_kind)99), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multi_volume),
+		cmocka_unit_test(test_no_ubifs_volume),
+		cmocka_unit_test(test_bare),
+		cmocka_unit_test(test_detect_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
