@@ -185,12 +185,15 @@ static void test_ecc(void **state)
 	 * whichever order the two pieces come */
 	assert_int_equal(flash_sim_inject_bitflip(under, 1, 40, true, true), 0);
 	assert_int_equal(flash_read(w, 0, 0, got, PEB), -EBADMSG);
-	assert_int_equal(flash_sim_inject_bitflip(under, 3, 5, false, true), 0);
-	assert_int_equal(flash_sim_inject_bitflip(under, 2, 40, true, true), 0);
-	/* window PEB 1: flash PEB 2 second half (page 40 uncorrectable) then PEB 3 (page 5 flip) */
-	assert_int_equal(flash_read(w, 1, 0, got, PEB), -EBADMSG);
+	/* window PEB 2: flash PEB 3 second half (page 50 correctable), then
+	 * flash PEB 4 first half (page 10 uncorrectable) */
+	assert_int_equal(flash_sim_inject_bitflip(under, 3, 50, false, true), 0);
+	assert_int_equal(flash_sim_inject_bitflip(under, 4, 10, true, true), 0);
+	assert_int_equal(flash_read(w, 2, 0, got, PEB), -EBADMSG);
 	/* only the correctable piece */
-	assert_int_equal(flash_read(w, 1, PEB / 2, got, PEB / 2), -EUCLEAN);
+	assert_int_equal(flash_read(w, 2, 0, got, PEB / 2), -EUCLEAN);
+	expect(base, 4 * (uint64_t)PEB, 2, 0, PEB / 2, want);
+	assert_memory_equal(got, want, PEB / 2);
 	flash_close(w);
 }
 
