@@ -13,7 +13,10 @@
  *   - detection errors, each naming the place: an implausible superblock
  *     LEB size, an EC header with impossible offsets, --offset past the end,
  *     --kind mtd on a regular file, a character device that is not MTD,
- *     NULL arguments; a file with a tail after its LEBs still opens. */
+ *     NULL arguments; a file with a tail after its LEBs still opens;
+ *   - fsck (no options) of a clean mkfs.ubifs image of 1500+ inodes with
+ *     hard links, a socket and a fifo: clean, each of the host tree's
+ *     inodes (its root too) counted once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -291,6 +294,41 @@ static void put_be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
+/* fsck of a clean mkfs.ubifs image of a tree with more inodes than the
+ * walk's first table holds, hard links, a socket and a fifo: clean, and
+ * every inode of the host tree, its root too, counted once (the host's
+ * own count). */
+static void test_fsck_tree(void **state)
+{
+	(void)state;
+	int r = system("set -e; cd " WORK "; rm -rf big; mkdir -p big/a big/b big/c; for d in a b c; do"
+		       " (cd big/$d && seq -f 'f%04g' 1 500 | xargs touch); done; for i in $(seq 1 20); do"
+		       " ln big/a/f0001 big/c/h$i; done; echo data >big/b/f0002; mkfifo big/fifo;"
+		       " python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"big/sock\")';"
+		       " mkfs.ubifs -r big -m 2048 -e 126976 -c 128 -o big.ubifs >/dev/null 2>&1;"
+		       " find big -printf '%i\\n' | sort -u | wc -l >big.count");
+	if (r != 0) {
+		printf("SKIP: could not build the tree (python3 for the socket)\n");
+		skip();
+	}
+	FILE *f = fopen(WORK "/big.count", "r");
+	assert_non_null(f);
+	unsigned long want = 0;
+	assert_int_equal(fscanf(f, "%lu", &want), 1);
+	fclose(f);
+	assert_true(want > 1500);
+	struct ubikit_fsck_report rep;
+	ubikit_fsck_report_init(&rep);
+	int rc = ubikit_fsck_image(WORK "/big.ubifs", NULL, UBIKIT_FSCK_CHECK, &rep, msg, sizeof(msg));
+	for (size_t i = 0; i < rep.count; i++)
+		printf("problem: %s\n", rep.problems[i].msg);
+	assert_int_equal(rc, UBIKIT_FSCK_CLEAN);
+	assert_int_equal(rep.count, 0);
+	assert_int_equal(rep.inodes, want);
+	assert_false(rep.repaired);
+	ubikit_fsck_report_free(&rep);
+}
+
 static void test_detect_errors(void **state)
 {
 	(void)state;
@@ -367,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_multi_volume),
 		cmocka_unit_test(test_no_ubifs_volume),
 		cmocka_unit_test(test_bare),
+		cmocka_unit_test(test_fsck_tree),
 		cmocka_unit_test(test_detect_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
