@@ -14,6 +14,9 @@
  *     LEB size, an EC header with impossible offsets, --offset past the end,
  *     --kind mtd on a regular file, a character device that is not MTD,
  *     NULL arguments; a file with a tail after its LEBs still opens;
+ *   - two ubinize outputs in one file: each device by index and offset
+ *     (image_seq and offsets as ubinize wrote them), the second read-only;
+ *   - EC headers with no plausible PEB size, one PEB only;
  *   - fsck (no options) of a clean mkfs.ubifs image of 1500+ inodes with
  *     hard links, a socket and a fifo: clean, each of the host tree's
  *     inodes (its root too) counted once. */
@@ -65,8 +68,8 @@ static int setup(void **state)
 		       " >multi.ini; cp multi.ini raw.ini;"
 		       " printf '[fs]\\nmode=ubi\\nimage=bare.ubifs\\nvol_id=3\\nvol_type=dynamic\\nvol_name=fs\\n"
 		       "vol_size=4MiB\\n' >>multi.ini;"
-		       " ubinize -o " MULTI " -p 128KiB -m 2048 -O 2048 multi.ini >/dev/null 2>&1;"
-		       " ubinize -o " RAWONLY " -p 128KiB -m 2048 -O 2048 raw.ini >/dev/null 2>&1");
+		       " ubinize -o " MULTI " -p 128KiB -m 2048 -O 2048 -Q 1111 multi.ini >/dev/null 2>&1;"
+		       " ubinize -o " RAWONLY " -p 128KiB -m 2048 -O 2048 -Q 2222 raw.ini >/dev/null 2>&1");
 	if (r != 0) {
 		printf("SKIP: mkfs.ubifs / ubinize (mtd-utils) missing or failing\n");
 		exit(77);
@@ -329,6 +332,121 @@ static void test_fsck_tree(void **state)
 	ubikit_fsck_report_free(&rep);
 }
 
+static long file_size(const char *p)
+{
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+	return (long)st.st_size;
+}
+
+/* Two ubinize outputs one after the other (image_seq 1111 and 2222): two
+ * UBI devices, chosen by index or offset; the second is read-only. */
+static void test_two_devices(void **state)
+{
+	(void)state;
+	sh("cat " MULTI " " RAWONLY " >" WORK "/two.ubi");
+	long m = file_size(MULTI), r = file_size(RAWONLY);
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image_geo g;
+	assert_int_equal(ubikit_image_detect(WORK "/two.ubi", &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.ubi_dev_count, 2);
+	assert_int_equal(g.ubi_devs[0].offset, 0);
+	assert_int_equal(g.ubi_devs[0].image_seq, 1111);
+	assert_int_equal(g.ubi_devs[1].offset, m);
+	assert_int_equal(g.ubi_devs[1].size, r);
+	assert_int_equal(g.ubi_devs[1].image_seq, 2222);
+	assert_int_equal(g.ubi_devs[1].peb_stride, 128 * 1024);
+	/* the first: by default and by offset 0 (it ends where the second starts) */
+	struct ubikit_image *img;
+	if (ubikit_image_open(WORK "/two.ubi", &o, &img, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	check_hello(ubikit_image_fs(img));
+	ubikit_image_close(img);
+	o.offset = 0;
+	assert_int_equal(ubikit_image_detect(WORK "/two.ubi", &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.ubi_dev_index, 0);
+	assert_int_equal(g.dev_size, m);
+	assert_int_equal(ubikit_image_open(WORK "/two.ubi", &o, &img, msg, sizeof(msg)), 0);
+	check_hello(ubikit_image_fs(img));
+	ubikit_image_close(img);
+	/* the second, by index and by offset: its one raw volume */
+	o.offset = -1;
+	o.ubi_index = 1;
+	o.flags = UBIKIT_IMAGE_NO_VOLUME | UBIKIT_IMAGE_NO_MOUNT;
+	for (int k = 0; k < 2; k++) {
+		if (ubikit_image_open(WORK "/two.ubi", &o, &img, msg, sizeof(msg)))
+			fail_msg("open device 1: %s", msg);
+		assert_int_equal(ubikit_image_geometry(img)->offset, m);
+		struct ubikit_image_volume v[2];
+		assert_int_equal(ubikit_image_volumes(img, v, 2), 1);
+		assert_string_equal(v[0].name, "raw");
+		ubikit_image_close(img);
+		o.ubi_index = -1;
+		o.offset = m;
+	}
+	/* read-write: only the whole file */
+	o.flags |= UBIKIT_IMAGE_RDWR;
+	assert_int_equal(ubikit_image_open(WORK "/two.ubi", &o, &img, msg, sizeof(msg)), -EROFS);
+	assert_non_null(strstr(msg, "is not the whole file: it opens read-only only"));
+	/* no third device */
+	ubikit_image_opts_init(&o);
+	o.ubi_index = 2;
+	assert_int_equal(ubikit_image_detect(WORK "/two.ubi", &o, &g, msg, sizeof(msg)), -ENOENT);
+	assert_non_null(strstr(msg, "--ubi-index 2: the file holds 2 UBI device(s) (0-1)"));
+}
+
+/* EC headers placed so that no PEB size follows, or one PEB only. */
+static void test_detect_layouts(void **state)
+{
+	(void)state;
+	static uint8_t ec[64], buf[3 * 196608];
+	FILE *f = fopen(MULTI, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(ec, 1, 64, f), 64);
+	fclose(f);
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image_geo g;
+	/* one PEB of ubinize's output: the PEB is the rest of the file */
+	sh("head -c 131072 " MULTI " >" WORK "/one.ubi");
+	assert_int_equal(ubikit_image_detect(WORK "/one.ubi", &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.kind, UBIKIT_IMAGE_UBI);
+	assert_int_equal(g.peb_size, 131072);
+	assert_int_equal(g.peb_count, 1);
+	assert_non_null(strstr(g.how, "one EC header only"));
+	/* headers 3 x 64 KiB apart: no power of two, no page+OOB layout */
+	memset(buf, 0xFF, sizeof(buf));
+	for (int i = 0; i < 3; i++)
+		memcpy(buf + i * 196608, ec, 64);
+	f = fopen(WORK "/odd.ubi", "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, sizeof(buf), f), sizeof(buf));
+	fclose(f);
+	assert_int_equal(ubikit_image_detect(WORK "/odd.ubi", &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "EC headers are 196608 bytes apart, which is not a power of two"));
+	/* headers one data offset (4096) apart: PEBs with no room for data */
+	memset(buf, 0xFF, sizeof(buf));
+	for (int i = 0; i < 8; i++)
+		memcpy(buf + i * 4096, ec, 64);
+	f = fopen(WORK "/tight.ubi", "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, 8 * 4096, f), 8 * 4096);
+	fclose(f);
+	assert_int_equal(ubikit_image_detect(WORK "/tight.ubi", &o, &g, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "EC headers are 4096 bytes apart: no plausible PEB size"));
+	/* a bare image with its LEB size given (as the superblock has it) */
+	o.leb_size = LEB;
+	assert_int_equal(ubikit_image_detect(BARE, &o, &g, msg, sizeof(msg)), 0);
+	assert_int_equal(g.leb_size, LEB);
+	/* a directory is no image */
+	ubikit_image_opts_init(&o);
+	struct ubikit_image *img;
+	assert_true(ubikit_image_open(WORK "/tree", &o, &img, msg, sizeof(msg)) < 0);
+	assert_null(img);
+	assert_non_null(strstr(msg, WORK "/tree"));
+}
+
 static void test_detect_errors(void **state)
 {
 	(void)state;
@@ -406,6 +524,8 @@ int main(void)
 		cmocka_unit_test(test_no_ubifs_volume),
 		cmocka_unit_test(test_bare),
 		cmocka_unit_test(test_fsck_tree),
+		cmocka_unit_test(test_two_devices),
+		cmocka_unit_test(test_detect_layouts),
 		cmocka_unit_test(test_detect_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
