@@ -14,6 +14,8 @@
  *     LEB size, an EC header with impossible offsets, --offset past the end,
  *     --kind mtd on a regular file, a character device that is not MTD,
  *     NULL arguments; a file with a tail after its LEBs still opens;
+ *   - an autoresize volume (ubinize, only the image's LEBs): seen grown,
+ *     erased past its LEBs, read-only;
  *   - two ubinize outputs in one file: each device by index and offset
  *     (image_seq and offsets as ubinize wrote them), the second read-only;
  *   - EC headers with no plausible PEB size, one PEB only;
@@ -44,6 +46,7 @@
 #define BARE WORK "/bare.ubifs"
 #define MULTI WORK "/multi.ubi"
 #define RAWONLY WORK "/raw.ubi"
+#define AUTO WORK "/auto.ubi"
 #define LEB 126976u /* -e of mkfs.ubifs: 128 KiB PEB less two 2 KiB pages */
 #define MAXLEB 64u  /* -c */
 
@@ -69,7 +72,10 @@ static int setup(void **state)
 		       " printf '[fs]\\nmode=ubi\\nimage=bare.ubifs\\nvol_id=3\\nvol_type=dynamic\\nvol_name=fs\\n"
 		       "vol_size=4MiB\\n' >>multi.ini;"
 		       " ubinize -o " MULTI " -p 128KiB -m 2048 -O 2048 -Q 1111 multi.ini >/dev/null 2>&1;"
-		       " ubinize -o " RAWONLY " -p 128KiB -m 2048 -O 2048 -Q 2222 raw.ini >/dev/null 2>&1");
+		       " ubinize -o " RAWONLY " -p 128KiB -m 2048 -O 2048 -Q 2222 raw.ini >/dev/null 2>&1;"
+		       " printf '[fs]\\nmode=ubi\\nimage=bare.ubifs\\nvol_id=0\\nvol_type=dynamic\\nvol_name=grow\\n"
+		       "vol_flags=autoresize\\n' >auto.ini;"
+		       " ubinize -o " AUTO " -p 128KiB -m 2048 -O 2048 auto.ini >/dev/null 2>&1");
 	if (r != 0) {
 		printf("SKIP: mkfs.ubifs / ubinize (mtd-utils) missing or failing\n");
 		exit(77);
@@ -274,6 +280,40 @@ static void test_bare(void **state)
 	assert_int_equal(ubikit_image_open(WORK "/tail.ubifs", &o, &img, msg, sizeof(msg)), 0);
 	check_hello(ubikit_image_fs(img));
 	ubikit_image_close(img);
+}
+
+/* An autoresize volume of ubinize's (only the LEBs of the image): read-only,
+ * seen grown as the kernel's first attach grows it; past its own LEBs the
+ * view reads erased bytes and refuses writes. */
+static void test_autoresize_view(void **state)
+{
+	(void)state;
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	struct ubikit_image *img;
+	if (ubikit_image_open(AUTO, &o, &img, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	check_hello(ubikit_image_fs(img));
+	struct ubi_vol_io *vol = &img->vol, *in = &img->inner;
+	assert_true(img->autoresized > 0);
+	assert_int_equal(vol->leb_count, img->autoresized);
+	assert_true(vol->leb_count > in->leb_count);
+	static uint8_t a[LEB], b[LEB];
+	/* inside: the volume's own bytes */
+	assert_int_equal(in->read(in->ctx, 2, 512, a, 8192), 0);
+	assert_int_equal(vol->read(vol->ctx, 2, 512, b, 8192), 0);
+	assert_memory_equal(a, b, 8192);
+	/* past them: erased, bounds checked */
+	memset(a, 0xFF, LEB);
+	memset(b, 0, LEB);
+	assert_int_equal(vol->read(vol->ctx, in->leb_count, 0, b, LEB), 0);
+	assert_memory_equal(a, b, LEB);
+	assert_int_equal(vol->read(vol->ctx, vol->leb_count - 1, LEB - 100, b, 100), 0);
+	assert_memory_equal(a, b, 100);
+	assert_int_equal(vol->read(vol->ctx, in->leb_count, LEB - 100, b, 101), -EINVAL);
+	assert_int_equal(vol->is_mapped(vol->ctx, in->leb_count), 0);
+	assert_int_equal(vol->write(vol->ctx, 0, 0, a, 2048), -EROFS);
+	assert_int_equal(ubikit_image_close(img), 0);
 }
 
 /* Patch a copy: bytes at off (file offset). */
@@ -523,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_multi_volume),
 		cmocka_unit_test(test_no_ubifs_volume),
 		cmocka_unit_test(test_bare),
+		cmocka_unit_test(test_autoresize_view),
 		cmocka_unit_test(test_fsck_tree),
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_detect_layouts),
