@@ -18,6 +18,9 @@
  *     erased past its LEBs, read-only;
  *   - two ubinize outputs in one file: each device by index and offset
  *     (image_seq and offsets as ubinize wrote them), the second read-only;
+ *   - the kernel's NAND dump with OOB behind a one-PEB header, opened at
+ *     its offset: the kernel's files (md5 of its manifest); an offset
+ *     inside a PEB, and a device off the dump's PEB grid, refused;
  *   - EC headers with no plausible PEB size, one PEB only;
  *   - fsck (no options) of a clean mkfs.ubifs image of 1500+ inodes with
  *     hard links, a socket and a fifo: clean, each of the host tree's
@@ -40,6 +43,8 @@
 #include <ubikit/ubikit.h>
 
 #include "image/image.h"
+#include "image/image_test_unpack.h"
+#include "ubifs/test_md5.h"
 
 #define WORK UBIKIT_BUILD_DIR "/image-paths"
 #define TREE WORK "/tree"
@@ -47,6 +52,8 @@
 #define MULTI WORK "/multi.ubi"
 #define RAWONLY WORK "/raw.ubi"
 #define AUTO WORK "/auto.ubi"
+#define OOBDATA UBIKIT_TEST_DATA "/kernel-images/nand4k-oob-zstd-unclean"
+#define STRIDE (64u * (4096u + 128u)) /* the VM's nandsim: 4096+128, 256 KiB PEBs */
 #define LEB 126976u /* -e of mkfs.ubifs: 128 KiB PEB less two 2 KiB pages */
 #define MAXLEB 64u  /* -c */
 
@@ -316,6 +323,79 @@ static void test_autoresize_view(void **state)
 	assert_int_equal(ubikit_image_close(img), 0);
 }
 
+/* Every regular file of the kernel's manifest reads with the kernel's md5. */
+static int check_kernel_manifest(struct ubikit_fs *fs, const char *manifest)
+{
+	FILE *mf = fopen(manifest, "r");
+	assert_non_null(mf);
+	char line[4096];
+	int files = 0;
+	static char buf[65536];
+	while (fgets(line, sizeof(line), mf)) {
+		if (!strncmp(line, "== xattrs", 9))
+			break;
+		char path[2048], type[8], md5[64];
+		if (sscanf(line, "%2047s %7s %*s %*s %*s %*s %*s %*s %63s", path, type, md5) != 3 || strcmp(type, "f"))
+			continue;
+		struct ubikit_file *f;
+		assert_int_equal(ubikit_open(fs, path + 1, O_RDONLY, 0, &f), 0);
+		struct util_md5 m;
+		util_md5_init(&m);
+		ssize_t n;
+		while ((n = ubikit_read(f, buf, sizeof(buf))) > 0)
+			util_md5_update(&m, buf, (size_t)n);
+		assert_true(n == 0);
+		ubikit_close(f);
+		char got[33];
+		util_md5_hex(&m, got);
+		if (strcmp(got, md5))
+			fail_msg("%s: md5 %s, the kernel read %s", path, got, md5);
+		files++;
+	}
+	fclose(mf);
+	return files;
+}
+
+/* A NAND dump with OOB (the kernel's) behind a one-PEB vendor header: read
+ * through a window at the given offset, as the kernel saw it; an offset
+ * that is not a whole PEB of the dump is refused. */
+static void test_oob_window(void **state)
+{
+	(void)state;
+	image_test_unpack(OOBDATA ".img.gz", WORK, WORK "/oob.img");
+	FILE *f = fopen(WORK "/hdr.bin", "wb");
+	assert_non_null(f);
+	for (uint32_t i = 0; i < STRIDE; i++)
+		fputc((int)(i * 7 % 251), f);
+	fclose(f);
+	sh("cat " WORK "/hdr.bin " WORK "/oob.img >" WORK "/vendor.img");
+	struct ubikit_image_opts o;
+	ubikit_image_opts_init(&o);
+	o.offset = STRIDE;
+	struct ubikit_image *img;
+	if (ubikit_image_open(WORK "/vendor.img", &o, &img, msg, sizeof(msg)))
+		fail_msg("open at offset: %s", msg);
+	const struct ubikit_image_geo *g = ubikit_image_geometry(img);
+	assert_int_equal(g->kind, UBIKIT_IMAGE_NAND_OOB);
+	assert_int_equal(g->peb_stride, STRIDE);
+	assert_int_equal(g->page_size, 4096);
+	assert_int_equal(g->oob_size, 128);
+	assert_int_equal(g->offset, STRIDE);
+	assert_true(check_kernel_manifest(ubikit_image_fs(img), OOBDATA ".manifest") > 3);
+	ubikit_image_close(img);
+	/* an offset inside a PEB of the device: no PEB size fits the headers */
+	o.offset = STRIDE + 4096;
+	assert_int_equal(ubikit_image_open(WORK "/vendor.img", &o, &img, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "no plausible PEB size"));
+	/* a header that is not whole PEBs of the dump: the device's PEBs do not
+	 * line up with the file's (page + OOB) grid, which the flash below needs */
+	sh("head -c 4096 " WORK "/hdr.bin >" WORK "/vendor2.img; cat " WORK "/oob.img >>" WORK "/vendor2.img");
+	o.offset = 4096;
+	assert_int_equal(ubikit_image_open(WORK "/vendor2.img", &o, &img, msg, sizeof(msg)), -EINVAL);
+	if (!strstr(msg, "in a dump with OOB: the offset must be a multiple of the PEB stride 270336"))
+		fail_msg("%s", msg);
+}
+
 /* Patch a copy: bytes at off (file offset). */
 static void patch(const char *from, const char *to, long off, const void *bytes, size_t len)
 {
@@ -565,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_bare),
 		cmocka_unit_test(test_autoresize_view),
 		cmocka_unit_test(test_fsck_tree),
+		cmocka_unit_test(test_oob_window),
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_detect_layouts),
 		cmocka_unit_test(test_detect_errors),
