@@ -589,6 +589,18 @@ static void test_detect_errors(void **state)
 	assert_int_equal(ubikit_image_detect(WORK "/badleb.ubifs", &o, &g, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "LEB 0:0: superblock LEB size 1000 is not plausible"));
 
+	/* LEB count (le32 at 40) of 0, LEB size back to the right one: the
+	 * bare image's volume refuses the geometry */
+	sb[36] = (uint8_t)LEB, sb[37] = (uint8_t)(LEB >> 8), sb[38] = (uint8_t)(LEB >> 16), sb[39] = 0;
+	sb[40] = sb[41] = sb[42] = sb[43] = 0;
+	c = ~(uint32_t)crc32(0, sb + 8, sizeof(sb) - 8);
+	sb[4] = (uint8_t)c, sb[5] = (uint8_t)(c >> 8), sb[6] = (uint8_t)(c >> 16), sb[7] = (uint8_t)(c >> 24);
+	patch(BARE, WORK "/nolebs.ubifs", 0, sb, sizeof(sb));
+	assert_int_equal(ubikit_image_open(WORK "/nolebs.ubifs", &o, &img, msg, sizeof(msg)), -EINVAL);
+	assert_null(img);
+	if (!strstr(msg, "implausible superblock geometry: LEB size 126976, LEB count 0"))
+		fail_msg("%s", msg);
+
 	/* PEB 0's EC header says data offset 32 before VID header offset 64;
 	 * its CRC is right (UBI: crc32 seeded ~0, no final inversion) */
 	uint8_t ec[64];
