@@ -5,7 +5,8 @@
 #    without an increment), fifos, attributes of the tree's directories,
 #    files and symlinks, comments, blank lines and leading blanks: the two
 #    images extract to the same tree (types, modes, owners, rdev, sizes,
-#    md5s, link targets; times left out: made entries get "now");
+#    md5s, link targets; times left out: made entries get "now", or
+#    SOURCE_DATE_EPOCH when set);
 #  - tables both refuse (ubikit names the table, the line and the reason,
 #    and leaves no output): a name given twice (also through a range), a
 #    link mode other than 777, a device or fifo of the tree, a name of
@@ -86,6 +87,13 @@ same "new entries and the tree's attributes" '# name type mode uid gid major min
 /lnk l 777 17 18
 /etc/fifo p 666 1 1
 '
+# SOURCE_DATE_EPOCH clamps every time (reproducible-builds.org): the
+# entries the table makes ("now") get it
+printf '/made d 755 0 0\n/made/n c 666 0 0 1 3\n' >"$S/tab"
+rm -rf "$S/my.img" "$S/my"
+expect_ok env SOURCE_DATE_EPOCH=1600000000 "$UBIKIT" mkfs -r "$S/src" "${GEO[@]}" -D "$S/tab" -o "$S/my.img"
+expect_ok "$UBIKIT" extract -q "$S/my.img" -o "$S/my"
+[ "$(stat -c %Y "$S/my/made/n")" = 1600000000 ] || fail "SOURCE_DATE_EPOCH: /made/n mtime $(stat -c %Y "$S/my/made/n")"
 echo "ok: accepted tables"
 
 refused "twice" "line 2: '/null' is named twice" '/null c 666 0 0 1 3\n/null c 666 0 0 1 4\n'
