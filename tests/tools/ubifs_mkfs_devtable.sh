@@ -5,7 +5,8 @@
 #    without an increment), fifos, attributes of the tree's directories,
 #    files and symlinks, comments, blank lines and leading blanks: the two
 #    images extract to the same tree (types, modes, owners, rdev, sizes,
-#    md5s, link targets; times left out: made entries get "now", or
+#    md5s, link targets, hard-link groups (100 of them); times left out:
+#    made entries get "now", or
 #    SOURCE_DATE_EPOCH when set);
 #  - tables both refuse (ubikit names the table, the line and the reason,
 #    and leaves no output): a name given twice (also through a range), a
@@ -28,6 +29,9 @@ seq 1 5000 >"$S/src/etc/seq"
 ln -s file "$S/src/lnk"
 mkfifo "$S/src/ff"
 if is_root; then mknod "$S/src/cdev" c 1 3; fi
+# more hard-linked inodes than mkfs's first link table holds
+mkdir "$S/src/hl"
+for i in $(seq 1 100); do echo "$i" >"$S/src/hl/a$i"; ln "$S/src/hl/a$i" "$S/src/hl/b$i"; done
 GEO=(-m 2048 -e 126976 -c 64)
 
 # both: accepted, same tree

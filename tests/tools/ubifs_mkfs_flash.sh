@@ -9,7 +9,8 @@
 #    UBI image (ubinize output, dump without OOB) with an empty volume:
 #    the volume is filled in place, the bad block kept, no sidecar left;
 #  - errors, each leaving the flash byte-identical: a tree that does not
-#    fit the volume (with the LEBs it needs), an unreadable file (named),
+#    fit the volume (with the LEBs it needs), an unreadable file or
+#    directory (named),
 #    a static volume, -e/-m that are not the flash's, no room for a new
 #    volume, --vol-size on an existing volume, a bare UBIFS image, FLASH
 #    with -o, no --vol-name;
@@ -88,6 +89,16 @@ if is_root && command -v setpriv >/dev/null; then
 	chmod 777 "$S" "$S/sim.img" "$S/sim.img.sim"
 	expect_fail 1 "cannot read '.*unread/d/secret': Permission denied" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$UBIKIT" mkfs "$S/sim.img" --vol-name data -r "$S/unread"
+	# a directory that cannot be listed: refused by name, as mkfs.ubifs refuses it
+	rm -f "$S/unread/d/secret"
+	chmod 000 "$S/unread/d"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups mkfs.ubifs -r "$S/unread" -m 2048 -e 129024 -c 60 \
+		-o "$S/nobody.img" >/dev/null 2>&1; then
+		fail "mkfs.ubifs read a directory it may not list (test is wrong)"
+	fi
+	expect_fail 1 "cannot read directory '.*unread/d': Permission denied" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$UBIKIT" mkfs "$S/sim.img" --vol-name data -r "$S/unread"
+	chmod 755 "$S/unread/d"
 fi
 unchanged "$S/sim.img" "$s0" "the failed runs"
 expect_fail 2 "needs --vol-name NAME" U mkfs "$S/sim.img" -r "$S/b"
