@@ -1,13 +1,13 @@
 #!/bin/bash
 # `ubikit mkfs -D TABLE` against mkfs.ubifs -D with the same table and tree
 # (mtd-utils is the reference):
-#  - tables both accept: the root's attributes, new directories, devices (one and ranges with and
-#    without an increment), fifos, attributes of the tree's directories,
-#    files and symlinks, comments, blank lines and leading blanks: the two
-#    images extract to the same tree (types, modes, owners, rdev, sizes,
-#    md5s, link targets, hard-link groups (100 of them); times left out:
-#    made entries get "now", or
-#    SOURCE_DATE_EPOCH when set);
+#  - tables both accept: the root's attributes, new directories, devices
+#    (one and ranges with and without an increment), fifos, attributes of
+#    the tree's directories, files and symlinks, comments, blank lines and
+#    leading blanks: the two images extract to the same tree (types, modes,
+#    owners, rdev, sizes, md5s, link targets, hard-link groups, 100 of
+#    them; times left out: made entries get "now", or SOURCE_DATE_EPOCH
+#    when set);
 #  - tables both refuse (ubikit names the table, the line and the reason,
 #    and leaves no output): a name given twice (also through a range), a
 #    link mode other than 777, a device or fifo of the tree, a name of
