@@ -10,9 +10,9 @@
 #    the volume is filled in place, the bad block kept, no sidecar left;
 #  - errors, each leaving the flash byte-identical: a tree that does not
 #    fit the volume (with the LEBs it needs), an unreadable file or
-#    directory (named), a static volume, -e/-m that are not the flash's, no room for a new
-#    volume, --vol-size on an existing volume, a bare UBIFS image, FLASH
-#    with -o, no --vol-name;
+#    directory (named), a static volume, -e/-m that are not the flash's,
+#    no room for a new volume, --vol-size on an existing volume, a bare
+#    UBIFS image, FLASH with -o, no --vol-name;
 #  - --vol-id/--vol-size: the volume ubimkvol -n/-s would make (size rounded
 #    up to LEBs); an ID in use, no room, too small and a name over 127
 #    bytes refused, the flash unchanged;
