@@ -55,7 +55,7 @@ enum ubikit_image_kind {
 enum {
 	UBIKIT_IMAGE_RDWR = 1 << 0,       /* open for changes (lock, flash and UBI read-write) */
 	UBIKIT_IMAGE_NO_MOUNT = 1 << 1,   /* do not mount UBIFS at open (ubikit_image_mount later) */
-	UBIKIT_IMAGE_NO_VOLUME = 1 << 2,  /* a UBI image without a UBIFS volume is fine */
+	UBIKIT_IMAGE_NO_VOLUME = 1 << 2,  /* no UBIFS volume is fine (with NO_MOUNT) */
 	UBIKIT_IMAGE_KEEP_FLASH = 1 << 3, /* a failed UBI attach still returns the image (flash only) */
 };
 

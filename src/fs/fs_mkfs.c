@@ -312,6 +312,11 @@ static int lookup_path(struct mk *m, const char *path, uint32_t *dir, uint32_t *
 	/* path is absolute; walk all but the last component */
 	uint32_t cur = 0;
 	const char *p = path + 1;
+	if (!*p) { /* "/": the root itself (mkfs.ubifs sets its attributes) */
+		*dir = *idx = 0;
+		*last = path;
+		return 1;
+	}
 	for (;;) {
 		const char *s = strchr(p, '/');
 		if (!s) {
@@ -353,6 +358,10 @@ static int devtable_entry(struct mk *m, const char *file, unsigned line, const c
 		return util_err_set(m->e, -EINVAL, "mkfs: device table %s line %u: unsupported file type '%c' (d f p c b l)",
 				    file, line, type);
 	}
+	/* as mkfs.ubifs: a symlink's permissions are always 0777 */
+	if (fmt == S_IFLNK && (mode & 0777) != 0777)
+		return util_err_set(m->e, -EINVAL, "mkfs: device table %s line %u: link '%s' must have mode 777, not %o", file,
+				    line, name, mode & 07777);
 	uint32_t dir, idx;
 	const char *last;
 	int r = lookup_path(m, name, &dir, &idx, &last);
@@ -363,6 +372,12 @@ static int devtable_entry(struct mk *m, const char *file, unsigned line, const c
 		struct mk_ino *i = &m->inos[idx];
 		if ((i->mode & S_IFMT) != fmt)
 			return util_err_set(m->e, -EINVAL, "mkfs: device table %s line %u: '%s' exists with another type",
+					    file, line, name);
+		/* as mkfs.ubifs: devices and fifos of the tree are the tree's */
+		if (i->path && (fmt == S_IFCHR || fmt == S_IFBLK || fmt == S_IFIFO))
+			return util_err_set(m->e, -EEXIST,
+					    "mkfs: device table %s line %u: '%s' is a device or fifo of the tree already (only "
+					    "directories, files and links of the tree take the table's attributes)",
 					    file, line, name);
 		i->mode = fmt | (mode & 07777);
 		i->uid = uid;
@@ -388,6 +403,32 @@ static int devtable_entry(struct mk *m, const char *file, unsigned line, const c
 	return err;
 }
 
+/* The names a device table gave so far: mkfs.ubifs refuses one named twice. */
+struct devtab_names {
+	char **v;
+	size_t n, cap;
+};
+
+static int devtab_once(struct mk *m, struct devtab_names *s, const char *file, unsigned line, const char *name)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (!strcmp(s->v[k], name))
+			return util_err_set(m->e, -EINVAL, "mkfs: device table %s line %u: '%s' is named twice", file, line,
+					    name);
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 32;
+		char **nv = realloc(s->v, nc * sizeof(*nv));
+		if (!nv)
+			return mk_oom(m);
+		s->v = nv;
+		s->cap = nc;
+	}
+	if (!(s->v[s->n] = strdup(name)))
+		return mk_oom(m);
+	s->n++;
+	return 0;
+}
+
 static int apply_devtable(struct mk *m, const char *file)
 {
 	FILE *f = fopen(file, "r");
@@ -396,6 +437,7 @@ static int apply_devtable(struct mk *m, const char *file)
 	char line[1200];
 	unsigned ln = 0;
 	int err = 0;
+	struct devtab_names seen = {0};
 	while (!err && fgets(line, sizeof(line), f)) {
 		ln++;
 		char *p = line;
@@ -415,8 +457,7 @@ static int apply_devtable(struct mk *m, const char *file)
 		}
 		size_t l = strlen(name);
 		if (name[0] != '/' || strstr(name, "//") || (l > 1 && name[l - 1] == '/') || strstr(name, "/./") ||
-		    strstr(name, "/../") || (l >= 2 && !strcmp(name + l - 2, "/.")) || (l >= 3 && !strcmp(name + l - 3, "/..")) ||
-		    l == 1) {
+		    strstr(name, "/../") || (l >= 2 && !strcmp(name + l - 2, "/.")) || (l >= 3 && !strcmp(name + l - 3, "/.."))) {
 			err = util_err_set(m->e, -EINVAL,
 					   "mkfs: device table %s line %u: path '%s' must be absolute, without '//', '.', '..' or a trailing '/'",
 					   file, ln, name);
@@ -428,16 +469,23 @@ static int apply_devtable(struct mk *m, const char *file)
 			break;
 		}
 		if (!count) {
-			err = devtable_entry(m, file, ln, name, type, mode, uid, gid, maj, min);
+			err = devtab_once(m, &seen, file, ln, name);
+			if (!err)
+				err = devtable_entry(m, file, ln, name, type, mode, uid, gid, maj, min);
 			continue;
 		}
 		for (unsigned i = start; i < start + count && !err; i++) {
 			char nm[1100];
 			snprintf(nm, sizeof(nm), "%s%u", name, i);
-			err = devtable_entry(m, file, ln, nm, type, mode, uid, gid, maj, min + (i - start) * inc);
+			err = devtab_once(m, &seen, file, ln, nm);
+			if (!err)
+				err = devtable_entry(m, file, ln, nm, type, mode, uid, gid, maj, min + (i - start) * inc);
 		}
 	}
 	fclose(f);
+	for (size_t k = 0; k < seen.n; k++)
+		free(seen.v[k]);
+	free(seen.v);
 	return err;
 }
 

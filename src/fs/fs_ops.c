@@ -176,7 +176,8 @@ int ubikit_open(struct ubikit_fs *fs, const char *path, int flags, uint32_t mode
 		err = -ENOTDIR;
 	else if (!err && writing && !S_ISREG(f->ino.mode) && !S_ISDIR(f->ino.mode))
 		err = -EINVAL; /* devices, fifos, sockets: no data here */
-	if (!err && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY && S_ISREG(f->ino.mode) && f->ino.size) {
+	/* Linux truncates on O_TRUNC whatever the access mode (O_RDONLY too) */
+	if (!err && (flags & O_TRUNC) && S_ISREG(f->ino.mode) && f->ino.size) {
 		err = ubifs_truncate(fs->ubifs, ino, 0);
 		if (!err)
 			err = ubifs_read_inode(fs->ubifs, ino, &f->ino);

@@ -167,7 +167,9 @@ static void fu_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && S_ISREG(us.mode) && us.size &&
+	/* O_TRUNC empties the file whatever the access mode (Linux: O_RDONLY |
+	 * O_TRUNC truncates too, and needs write permission) */
+	if ((fi->flags & O_TRUNC) && S_ISREG(us.mode) && us.size &&
 	    (ret = ubikit_truncate_ino(fu_fs(req), ino, 0)) != 0) {
 		fuse_reply_err(req, fu_err(ret));
 		return;

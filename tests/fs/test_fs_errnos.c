@@ -221,6 +221,7 @@ static const struct op ops[] = {
 	{OPEN, LONGNAME, 0, O_CREAT | O_WRONLY},
 	{OPEN, "/created", 0, O_CREAT | O_EXCL | O_WRONLY},
 	{OPEN, "/created", 0, O_WRONLY | O_TRUNC},
+	{OPEN, "/t", 0, O_RDONLY | O_TRUNC}, /* Linux truncates */
 	/* mkdir */
 	{MKDIR, "/nd/", 0, 0},
 	{MKDIR, "/nd2//", 0, 0},
@@ -505,7 +506,7 @@ static void t_errnos_as_host(void **s)
 	umask(0); /* modes as asked on both sides */
 	/* The tree is made on the host first, then copied by mkfs.ubifs. */
 	int r = system("set -e; rm -rf " WORK "; mkdir -p " HOST "/d/sub " HOST "/empty; cd " HOST
-		       "; printf hello. > f; echo g > d/g; : > x; ln -s f l; ln -s d ld; ln -s nope dl;"
+		       "; printf hello. > f; echo g > d/g; : > x; echo trunc me > t; ln -s f l; ln -s d ld; ln -s nope dl;"
 		       " ln -s loop loop; ln -s d/../f up;"
 		       " mkfs.ubifs -r " HOST " -m 2048 -e 126976 -c 64 -o " WORK "/img");
 	if (r != 0) {

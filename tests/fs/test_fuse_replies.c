@@ -754,6 +754,37 @@ static void body_writes(void)
 	reset();
 	ops->getattr(REQ, o, NULL);
 	expect_err(ENOENT);
+	/* open with O_TRUNC (FUSE passes it with atomic_o_trunc) empties the
+	 * file, as open(2) on Linux does: also with O_RDONLY (the host kernel
+	 * truncates on O_RDONLY | O_TRUNC) */
+	memset(&fi, 0, sizeof(fi));
+	fi.flags = O_WRONLY | O_CREAT;
+	reset();
+	ops->create(REQ, FUSE_ROOT_ID, "trunc", 0600, &fi);
+	uint64_t t = rep.entry.ino;
+	for (int k = 0; k < 2; k++) {
+		fi.flags = O_WRONLY;
+		reset();
+		ops->write(REQ, t, "0123456789", 10, 0, &fi);
+		assert_int_equal(rep.len, 10);
+		reset();
+		ops->release(REQ, t, &fi);
+		reset();
+		ops->getattr(REQ, t, NULL);
+		assert_int_equal(rep.attr.st_size, 10);
+		fi.flags = (k ? O_RDONLY : O_WRONLY) | O_TRUNC;
+		reset();
+		ops->open(REQ, t, &fi);
+		assert_int_equal(rep.kind, R_OPEN);
+		reset();
+		ops->getattr(REQ, t, NULL);
+		assert_int_equal(rep.attr.st_size, 0);
+		reset();
+		ops->release(REQ, t, &fi);
+	}
+	reset();
+	ops->unlink(REQ, FUSE_ROOT_ID, "trunc");
+	expect_ok();
 	/* an open target replaced by a rename lives on the same way */
 	fi.flags = O_RDONLY;
 	reset();

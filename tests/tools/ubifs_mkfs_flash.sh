@@ -9,10 +9,13 @@
 #    UBI image (ubinize output, dump without OOB) with an empty volume:
 #    the volume is filled in place, the bad block kept, no sidecar left;
 #  - errors, each leaving the flash byte-identical: a tree that does not
-#    fit the volume (with the LEBs it needs), an unreadable file (named),
-#    a static volume, -e/-m that are not the flash's, no room for a new
-#    volume, --vol-size on an existing volume, a bare UBIFS image, FLASH
-#    with -o, no --vol-name;
+#    fit the volume (with the LEBs it needs), an unreadable file or
+#    directory (named), a static volume, -e/-m that are not the flash's,
+#    no room for a new volume, --vol-size on an existing volume, a bare
+#    UBIFS image, FLASH with -o, no --vol-name;
+#  - --vol-id/--vol-size: the volume ubimkvol -n/-s would make (size rounded
+#    up to LEBs); an ID in use, no room, too small and a name over 127
+#    bytes refused, the flash unchanged;
 #  - every mkfs.ubifs flag of the issue accepted (and seen in the
 #    superblock where it lands there) or refused by name.
 # The kernel mounts a FLASH-written volume in tests/vm/ubifs_mkfs_kernel.sh.
@@ -85,6 +88,16 @@ if is_root && command -v setpriv >/dev/null; then
 	chmod 777 "$S" "$S/sim.img" "$S/sim.img.sim"
 	expect_fail 1 "cannot read '.*unread/d/secret': Permission denied" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$UBIKIT" mkfs "$S/sim.img" --vol-name data -r "$S/unread"
+	# a directory that cannot be listed: refused by name, as mkfs.ubifs refuses it
+	rm -f "$S/unread/d/secret"
+	chmod 000 "$S/unread/d"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups mkfs.ubifs -r "$S/unread" -m 2048 -e 129024 -c 60 \
+		-o "$S/nobody.img" >/dev/null 2>&1; then
+		fail "mkfs.ubifs read a directory it may not list (test is wrong)"
+	fi
+	expect_fail 1 "cannot read directory '.*unread/d': Permission denied" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$UBIKIT" mkfs "$S/sim.img" --vol-name data -r "$S/unread"
+	chmod 755 "$S/unread/d"
 fi
 unchanged "$S/sim.img" "$s0" "the failed runs"
 expect_fail 2 "needs --vol-name NAME" U mkfs "$S/sim.img" -r "$S/b"
@@ -94,6 +107,28 @@ expect_fail 2 "--kind, --oob, --with-oob and --no-oob describe a FLASH argument"
 expect_fail 2 "unexpected argument \"extra\"" U mkfs "$S/sim.img" extra --vol-name data
 unchanged "$S/sim.img" "$s0" "the refused command lines"
 echo "ok: simulator flash errors (flash unchanged)"
+
+# 1b. --vol-id and --vol-size on a fresh simulator flash: the volume as
+# ubimkvol -n ID -s SIZE makes it (SIZE rounded up to whole LEBs); refusals
+# (an ID in use, no room, too small, a name over 127 bytes) change nothing
+U flash create "$S/vs.img" --size 32MiB --page 2048 --oob 64 --peb 128KiB --subpage 512 >/dev/null
+U format "$S/vs.img" -y -q >/dev/null
+expect_ok U mkfs "$S/vs.img" --vol-name sized -r "$S/b" --vol-id 5 --vol-size 3MiB
+lebs=$(((3 * 1048576 + 129024 - 1) / 129024))
+grep -q "^mkfs: created volume 5 \"sized\" ($lebs LEBs of 129024 bytes)" "$T_OUT" || fail "--vol-size: $(cat "$T_OUT")"
+expect_ok U ubi info "$S/vs.img"
+grep -A5 '^Volume ID: *5 ' "$T_OUT" | grep -q "^Size: *$lebs LEBs" || fail "--vol-size: ubi info: $(cat "$T_OUT")"
+check_vol "$S/vs.img" sized "$S/b" "--vol-id 5 --vol-size 3MiB"
+s2=$(sum "$S/vs.img")
+expect_fail 1 "cannot create volume 'other' with ID 5: volume 5 'sized' exists" \
+	U mkfs "$S/vs.img" --vol-name other -r "$S/b" --vol-id 5
+expect_fail 1 "no room for a new volume 'big' of [0-9]+ LEBs: UBI has [0-9]+ PEBs available" \
+	U mkfs "$S/vs.img" --vol-name big -r "$S/b" --vol-size 100MiB
+expect_fail 1 "too small" U mkfs "$S/vs.img" --vol-name small -r "$S/b" --vol-size 1MiB
+expect_fail 1 "the volume name is longer than 127 bytes" \
+	U mkfs "$S/vs.img" --vol-name "$(printf 'n%.0s' $(seq 1 128))" -r "$S/b"
+unchanged "$S/vs.img" "$s2" "the refused --vol-id/--vol-size runs"
+echo "ok: --vol-id, --vol-size (as ubimkvol), refusals"
 
 # 2. NAND dump with OOB around a bad block, no sidecar
 U flash create "$S/nand.img" --size 16MiB --page 4096 --oob 224 --peb 256KiB --subpage 4096 --with-oob >/dev/null
