@@ -205,62 +205,60 @@ static int parse_u32(const char *cmd, const char *what, const char *arg, bool si
 	return 1;
 }
 
+/* An option's file (key, certificate): all of it into buf. *n gets its
+ * length; 0, or -1 with a message naming the option and what is expected
+ * (what == NULL: the caller checks the length itself). */
+static int read_opt_file(const char *cmd, const char *opt, const char *path, uint8_t *buf, size_t cap, size_t *n,
+			 const char *what)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		tool_err(cmd, "%s %s: %s", opt, path, strerror(errno));
+		return -1;
+	}
+	*n = fread(buf, 1, cap, f);
+	int more = fgetc(f) != EOF;
+	fclose(f);
+	if (what && (!*n || more)) {
+		tool_err(cmd, "%s %s: %s, expected %s", opt, path, *n ? "too large" : "empty", what);
+		return -1;
+	}
+	if (more)
+		*n = cap + 1; /* longer than the buffer: the caller's length check refuses it */
+	return 0;
+}
+
 int tool_image_opt(struct tool_image_opts *to, int opt, const char *arg, const char *cmd)
 {
 	struct ubikit_image_opts *o = &to->img;
+	char what[128];
+	size_t n;
 	switch (opt) {
-	case 0x1020: {
-		FILE *f = fopen(arg, "rb");
-		if (!f) {
-			tool_err(cmd, "--key %s: %s", arg, strerror(errno));
+	case 0x1020:
+		if (read_opt_file(cmd, "--key", arg, to->fscrypt_key, sizeof(to->fscrypt_key), &n, NULL))
 			return -1;
-		}
-		size_t n = fread(to->fscrypt_key, 1, sizeof(to->fscrypt_key), f);
-		fclose(f);
 		if (n != sizeof(to->fscrypt_key)) {
-			tool_err(cmd, "--key %s: %zu bytes, expected a raw 64-byte fscrypt master key", arg, n);
+			tool_err(cmd, "--key %s: %s, expected a raw 64-byte fscrypt master key", arg,
+				 n > sizeof(to->fscrypt_key) ? "more than 64 bytes" : "fewer than 64 bytes");
 			return -1;
 		}
 		o->fscrypt_key = to->fscrypt_key;
 		o->fscrypt_key_len = n;
 		return 1;
-	}
-	case 0x1021: {
-		FILE *f = fopen(arg, "rb");
-		if (!f) {
-			tool_err(cmd, "--auth-cert %s: %s", arg, strerror(errno));
+	case 0x1021:
+		snprintf(what, sizeof(what), "an X.509 certificate (PEM or DER, up to %zu bytes)", sizeof(to->auth_cert));
+		if (read_opt_file(cmd, "--auth-cert", arg, to->auth_cert, sizeof(to->auth_cert), &n, what))
 			return -1;
-		}
-		size_t n = fread(to->auth_cert, 1, sizeof(to->auth_cert), f);
-		int more = fgetc(f) != EOF;
-		fclose(f);
-		if (!n || more) {
-			tool_err(cmd, "--auth-cert %s: %s, expected an X.509 certificate (PEM or DER, up to %zu bytes)", arg,
-				 n ? "too large" : "empty", sizeof(to->auth_cert));
-			return -1;
-		}
 		o->auth_cert = to->auth_cert;
 		o->auth_cert_len = n;
 		return 1;
-	}
-	case 0x1022: {
-		FILE *f = fopen(arg, "rb");
-		if (!f) {
-			tool_err(cmd, "--auth-hmac-key %s: %s", arg, strerror(errno));
+	case 0x1022:
+		snprintf(what, sizeof(what), "the raw HMAC key (1 to %zu bytes)", sizeof(to->auth_hmac_key));
+		if (read_opt_file(cmd, "--auth-hmac-key", arg, to->auth_hmac_key, sizeof(to->auth_hmac_key), &n, what))
 			return -1;
-		}
-		size_t n = fread(to->auth_hmac_key, 1, sizeof(to->auth_hmac_key), f);
-		int more = fgetc(f) != EOF;
-		fclose(f);
-		if (!n || more) {
-			tool_err(cmd, "--auth-hmac-key %s: %s, expected the raw HMAC key (1 to %zu bytes)", arg,
-				 n ? "too large" : "empty", sizeof(to->auth_hmac_key));
-			return -1;
-		}
 		o->auth_hmac_key = to->auth_hmac_key;
 		o->auth_hmac_key_len = n;
 		return 1;
-	}
 	case 0x1000:
 		if (!strcmp(arg, "ubi"))
 			o->kind = UBIKIT_IMAGE_UBI;
