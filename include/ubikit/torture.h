@@ -39,6 +39,25 @@ enum ubikit_torture_scenario {
 	UBIKIT_TORTURE_SCENARIOS
 };
 
+/* Planted bugs (ubikit_torture_opts.plant): test hooks, never for users. A
+ * torture that cannot see a bug is worthless; each of these puts one behind
+ * the stack's back so that a test can show the run reports it. */
+enum ubikit_torture_plant {
+	UBIKIT_TORTURE_PLANT_NONE = 0,
+	/* the workload's fsyncs are not made, but the model counts them as
+	 * done: a stack whose fsync returns 0 without writing anything */
+	UBIKIT_TORTURE_PLANT_LOST_FSYNC,
+	/* once, after a cut: one byte of a synced file's data changed on the
+	 * flash (every copy of the file's first bytes, block erased and
+	 * rewritten, so the ECC reads it as good): silent corruption */
+	UBIKIT_TORTURE_PLANT_FLIP_SYNCED,
+	/* after the first cut every PEB is erased: the recovery mount must be
+	 * refused (a finding; with export_dir the flash goes to
+	 * export_dir/refused-NNNNNN.flash) */
+	UBIKIT_TORTURE_PLANT_ERASE_ALL,
+	UBIKIT_TORTURE_PLANTS
+};
+
 struct ubikit_torture_opts {
 	int scenario;           /* enum ubikit_torture_scenario */
 	const char *device;     /* "nand2k" (default), "nand4k", "nor", "mlc" */
@@ -69,6 +88,9 @@ struct ubikit_torture_opts {
 	 * real NAND does not leave, some of which Linux's UBI refuses ("too
 	 * many corrupted PEBs"); harsher for UBIFS */
 	int erase_cut_per_page;
+	/* test hook: a planted bug, enum ubikit_torture_plant (0: none; never
+	 * for users) */
+	int plant;
 };
 
 struct ubikit_torture_result {

@@ -238,3 +238,42 @@ int tdev_export(struct tdev *d, const char *path)
 		err = -EIO;
 	return err;
 }
+
+/* A planted bug for the tests (ubikit_torture_opts.plant): silent
+ * corruption. The PEB is read, erased and programmed again page by page
+ * (pages that read all 0xFF stay erased), so the simulator's ECC holds the
+ * changed byte as good data and no read reports it. */
+int tdev_change_copies(struct tdev *d, const uint8_t *pat, size_t n)
+{
+	uint32_t psz = d->sim->geo.peb_size, page = d->sim->geo.page_size;
+	if (page < 512) /* NOR (1): program in runs, 0xFF bytes leave it as erased */
+		page = 512;
+	uint8_t *buf = malloc(psz);
+	if (!buf)
+		return -ENOMEM;
+	int changed = 0, err = 0;
+	for (uint32_t p = 0; !err && p < d->sim->geo.peb_count; p++) {
+		int r = flash_read(d->sim, p, 0, buf, psz);
+		if (r && r != -EUCLEAN)
+			continue; /* bad or unreadable: nothing to plant there */
+		int here = 0;
+		for (size_t o = 0; o + n <= psz; o++)
+			if (buf[o] == pat[0] && !memcmp(buf + o, pat, n)) {
+				buf[o + n / 2] ^= 0x20;
+				here++;
+			}
+		if (!here)
+			continue;
+		err = flash_erase(d->sim, p);
+		for (uint32_t o = 0; !err && o < psz; o += page) {
+			uint32_t k = 0;
+			while (k < page && buf[o + k] == 0xFF)
+				k++;
+			if (k < page)
+				err = flash_write(d->sim, p, o, buf + o, page);
+		}
+		changed += here;
+	}
+	free(buf);
+	return err ? err : changed;
+}

@@ -46,6 +46,11 @@ void tdev_destroy(struct tdev *d);
 int tdev_check(struct tdev *d, char *msg, size_t ml);
 /* Raw PEBs (no OOB) to a file, for the kernel. */
 int tdev_export(struct tdev *d, const char *path);
+/* Planted corruption (test hook): every copy of the n bytes pat on the
+ * flash gets its byte pat[n / 2] changed, each PEB read, erased and
+ * programmed again so that ECC sees good data. Returns the copies changed
+ * or -errno. */
+int tdev_change_copies(struct tdev *d, const uint8_t *pat, size_t n);
 
 /* ---- the model and the workload ---- */
 enum { TM_NAMES = 16, TM_INODES = 40, TM_OPEN = 4, TM_XATTRS = 3, TM_XVAL = 48 };
@@ -79,6 +84,7 @@ struct tmodel {
 	int fill_next;            /* the next write is a big one */
 	char err[512];            /* what went wrong (model mismatch) */
 	int trace;                /* print every operation to stderr (debugging a finding) */
+	int lost_fsync;           /* planted bug (test hook): fsync not called, counted as done */
 };
 
 const char *tm_path(int slot, char *buf); /* "/f3", "/d/g8", "/d/e/h13" */

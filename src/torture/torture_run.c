@@ -45,6 +45,7 @@ struct run {
 	char msg[512];
 	struct timespec t0;
 	int ro_seen;        /* UBI went read-only in this device's life */
+	int planted;        /* the planted bug (opts.plant) has been put on the flash */
 };
 
 static double elapsed(const struct run *u)
@@ -108,6 +109,7 @@ static int new_device(struct run *u)
 	u->r->fresh_devices++;
 	tm_init(&u->m, seed, u->d.vol.leb_size * 3);
 	u->m.trace = u->o->trace;
+	u->m.lost_fsync = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_FSYNC;
 	u->d.trace_flash = u->o->trace > 1;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
@@ -146,6 +148,44 @@ static int ubi_is_ro(struct run *u)
 	return u->d.ubi && !ubi_dev_info(u->d.ubi, &di) && di.read_only;
 }
 
+/* The planted bugs that change the flash behind the stack's back (test
+ * hooks, opts.plant), once per run, after a cut and before its recovery;
+ * the context names what was done, for the finding to be judged by. */
+static void plant_after_cut(struct run *u)
+{
+	size_t cl = strlen(u->ctx);
+	if (u->planted)
+		return;
+	if (u->o->plant == UBIKIT_TORTURE_PLANT_ERASE_ALL) {
+		for (uint32_t p = 0; p < u->d.sim->geo.peb_count; p++)
+			flash_erase(u->d.sim, p); /* a bad block stays bad: its error does not matter */
+		u->planted = 1;
+		snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (planted: every PEB erased)");
+		return;
+	}
+	if (u->o->plant != UBIKIT_TORTURE_PLANT_FLIP_SYNCED)
+		return;
+	for (int i = 0; i < TM_NAMES; i++) {
+		if (!u->m.pinned[i] || u->m.plen[i] < 64)
+			continue;
+		/* 32 bytes from the middle of the file's first 4 KiB block */
+		size_t off = (u->m.plen[i] < 4096 ? u->m.plen[i] : 4096) / 2 - 16;
+		const uint8_t *pat = u->m.pdata[i] + off;
+		int distinct = 0, seen[256] = {0};
+		for (int k = 0; k < 32; k++)
+			distinct += !seen[pat[k]]++;
+		if (distinct < 16)
+			continue; /* a hole or text: other places may hold the same bytes */
+		if (tdev_change_copies(&u->d, pat, 32) > 0) {
+			char p[32];
+			u->planted = 1;
+			snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (planted: byte %zu of %s changed)", off + 16,
+				 tm_path(i, p));
+			return;
+		}
+	}
+}
+
 /* Mount after a cut: read-write recovery, maybe cut again inside it. */
 static int recover(struct run *u, int ro)
 {
@@ -165,6 +205,8 @@ static int recover(struct run *u, int ro)
 		if (e)
 			finding(u, "export to %s: %s", u->o->export_dir, strerror(-e));
 	}
+	if (u->o->plant)
+		plant_after_cut(u);
 	size_t cl = strlen(u->ctx);
 	if (scen(u) == UBIKIT_TORTURE_POWERCUT_RECOVERY) {
 		for (int k = 0; k < 3 && util_prng_below(&u->rng, 2); k++) {
@@ -470,6 +512,11 @@ int ubikit_torture_run(const struct ubikit_torture_opts *o, struct ubikit_tortur
 	if (o->scenario < 0 || o->scenario >= UBIKIT_TORTURE_SCENARIOS) {
 		if (errbuf)
 			snprintf(errbuf, errlen, "unknown scenario %d", o->scenario);
+		return -EINVAL;
+	}
+	if (o->plant < 0 || o->plant >= UBIKIT_TORTURE_PLANTS) {
+		if (errbuf)
+			snprintf(errbuf, errlen, "unknown planted bug %d", o->plant);
 		return -EINVAL;
 	}
 	struct run *u = calloc(1, sizeof(*u));
