@@ -41,6 +41,8 @@ static void usage(FILE *out)
 		"                        erase may (UBIFS must not read an unmapped LEB again)\n"
 		"      --erase-cut-per-page  a cut erase damages each page on its own, not the whole\n"
 		"                        block alike as NAND does (harsher; Linux's UBI refuses some results)\n"
+		"      --fill            the workload's fill bursts go on until the file system is\n"
+		"                        full (ENOSPC), then it frees space (default: seldom full)\n"
 		"  -h, --help\n");
 }
 
@@ -89,7 +91,8 @@ int cmd_torture(int argc, char **argv)
 		{"seconds", required_argument, NULL, 't'}, {"cycles", required_argument, NULL, 'n'},
 		{"ops", required_argument, NULL, 'o'},     {"export", required_argument, NULL, 'e'},
 		{"export-every", required_argument, NULL, 'E'}, {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'}, {"trace", no_argument, NULL, 'T'}, {"erase-at-unmap", no_argument, NULL, 'U'}, {"erase-cut-per-page", no_argument, NULL, 'P'},          {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'}, {"trace", no_argument, NULL, 'T'}, {"erase-at-unmap", no_argument, NULL, 'U'}, {"erase-cut-per-page", no_argument, NULL, 'P'},
+		{"fill", no_argument, NULL, 'F'},          {NULL, 0, NULL, 0},
 	};
 	struct ubikit_torture_opts o = {.seed = 1, .max_seconds = 10, .export_every = 50};
 	struct prog_state ps = {0};
@@ -139,6 +142,9 @@ int cmd_torture(int argc, char **argv)
 			break;
 		case 'P':
 			o.erase_cut_per_page = 1;
+			break;
+		case 'F':
+			o.fill_up = 1;
 			break;
 		case 'T':
 			o.trace++;

@@ -88,6 +88,12 @@ struct ubikit_torture_opts {
 	 * real NAND does not leave, some of which Linux's UBI refuses ("too
 	 * many corrupted PEBs"); harsher for UBIFS */
 	int erase_cut_per_page;
+	/* the workload's fill bursts (one step in 400) go on until the file
+	 * system is full: incompressible data, bigger files (up to an eighth of
+	 * the volume), up to four rounds over the names; then ENOSPC and the
+	 * workload frees space. Off by default: the default bursts seldom fill
+	 * a device, and seeds replay as they did. */
+	int fill_up;
 	/* test hook: a planted bug, enum ubikit_torture_plant (0: none; never
 	 * for users) */
 	int plant;

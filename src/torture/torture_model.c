@@ -152,9 +152,9 @@ static void ino_resize(struct tm_inode *in, size_t len)
 	in->len = len;
 }
 
-static void fill(struct util_prng *r, uint8_t *p, size_t n)
+static void fill(struct util_prng *r, uint8_t *p, size_t n, int incompressible)
 {
-	int text = (int)util_prng_below(r, 2); /* half compressible, half not */
+	int text = (int)util_prng_below(r, 2) && !incompressible; /* half compressible, half not */
 	uint8_t base = (uint8_t)util_prng_next(r);
 	for (size_t i = 0; i < n; i++)
 		p[i] = text ? (uint8_t)('a' + (i / 7 + base) % 26) : (uint8_t)util_prng_next(r);
@@ -223,6 +223,7 @@ static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char
 	size_t off = in->len && util_prng_below(&m->r, 2) ? util_prng_below(&m->r, in->len + 1) : 0;
 	if (util_prng_below(&m->r, 10) == 0)
 		off = in->len + util_prng_below(&m->r, 9000); /* a hole */
+	int burst = m->fill_next && m->fill_up; /* a fill burst that must fill the device */
 	size_t len = pick_len(m);
 	if (off > m->maxlen)
 		off = m->maxlen;
@@ -231,7 +232,7 @@ static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char
 	if (!len)
 		return 0;
 	uint8_t *buf = malloc(len);
-	fill(&m->r, buf, len);
+	fill(&m->r, buf, len, burst);
 	unpin_ino(m, ino);
 	ssize_t n = ubikit_pwrite(h, buf, len, off);
 	TR(m, "  %s ino#%d: pwrite %zu at %zu -> %zd\n", what, ino, len, off, n);
@@ -469,7 +470,7 @@ static int op_xattr(struct tmodel *m, struct ubikit_fs *fs, int i, const char *p
 	}
 	size_t vl = 1 + util_prng_below(&m->r, TM_XVAL - 1);
 	uint8_t v[TM_XVAL];
-	fill(&m->r, v, vl);
+	fill(&m->r, v, vl, 0);
 	int err = ubikit_setxattr(fs, p, nm, v, vl, 0);
 	if (!err) {
 		in->xset[x] = 1;
@@ -555,7 +556,8 @@ int tm_step(struct tmodel *m, struct ubikit_fs *fs)
 		/* fill the device: big files into the names in turn until
 		 * ENOSPC (then the next step frees space) */
 		err = 0;
-		for (int n = 0; n < TM_NAMES && !err; n++) {
+		int writes = m->fill_up ? 4 * TM_NAMES : TM_NAMES;
+		for (int n = 0; n < writes && !err; n++) {
 			int s = (i + n) % TM_NAMES;
 			m->fill_next = 1;
 			err = op_write_path(m, fs, s, tm_path(s, p));

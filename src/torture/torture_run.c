@@ -107,7 +107,9 @@ static int new_device(struct run *u)
 	u->have_dev = 1;
 	u->ro_seen = 0;
 	u->r->fresh_devices++;
-	tm_init(&u->m, seed, u->d.vol.leb_size * 3);
+	size_t lebs = u->o->fill_up && u->d.vol.leb_count / 8 > 3 ? u->d.vol.leb_count / 8 : 3;
+	tm_init(&u->m, seed, (size_t)u->d.vol.leb_size * lebs);
+	u->m.fill_up = u->o->fill_up;
 	u->m.trace = u->o->trace;
 	u->m.lost_fsync = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_FSYNC;
 	u->d.trace_flash = u->o->trace > 1;

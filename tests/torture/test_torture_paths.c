@@ -151,6 +151,27 @@ static void t_default_cycles(void **state)
 	assert_int_equal(r.cycles, 100);
 }
 
+/* opts.fill_up: the fill bursts fill the device; ENOSPC comes, the
+ * workload frees space (deleting on a full file system must work) and the
+ * tree still equals the model exactly after every clean remount. The
+ * default workload of the same seed never fills the device. */
+static void t_fill_up(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_MIX, .device = "nand2k", .seed = 4};
+	o.max_cycles = 10;
+	struct ubikit_torture_result r;
+	run(&o, &r);
+	no_findings(&r);
+	assert_int_equal(r.enospc, 0);
+	o.fill_up = 1;
+	run(&o, &r);
+	no_findings(&r);
+	assert_true(r.enospc >= 2);
+	assert_int_equal(r.remounts, 10);
+	assert_int_equal(r.checks, 10);
+}
+
 /* ---- the trace ---- */
 
 /* Run with stderr in a file; returns its contents (malloc'd). */
@@ -393,6 +414,7 @@ int main(void)
 		cmocka_unit_test(t_bad_options),
 		cmocka_unit_test(t_devices),
 		cmocka_unit_test(t_default_cycles),
+		cmocka_unit_test(t_fill_up),
 		cmocka_unit_test(t_trace),
 		cmocka_unit_test(t_export),
 		cmocka_unit_test(t_export_fails),
