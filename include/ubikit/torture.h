@@ -55,6 +55,9 @@ enum ubikit_torture_plant {
 	 * refused (a finding; with export_dir the flash goes to
 	 * export_dir/refused-NNNNNN.flash) */
 	UBIKIT_TORTURE_PLANT_ERASE_ALL,
+	/* writes through open handles are not made but reported as done: a
+	 * stack that drops written data without an error (no cut needed) */
+	UBIKIT_TORTURE_PLANT_LOST_WRITE,
 	UBIKIT_TORTURE_PLANTS
 };
 

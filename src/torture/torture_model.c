@@ -216,8 +216,9 @@ void tm_drop_handles(struct tmodel *m)
 		}
 }
 
-/* pwrite through h into model inode ino; 0, or <0 fs error, 1 mismatch */
-static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char *what)
+/* pwrite through h into model inode ino; 0, or <0 fs error, 1 mismatch.
+ * kept: h is one of the handles the model keeps open (m->open) */
+static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char *what, int kept)
 {
 	struct tm_inode *in = &m->ino[ino];
 	size_t off = in->len && util_prng_below(&m->r, 2) ? util_prng_below(&m->r, in->len + 1) : 0;
@@ -234,7 +235,9 @@ static int do_write(struct tmodel *m, struct ubikit_file *h, int ino, const char
 	uint8_t *buf = malloc(len);
 	fill(&m->r, buf, len, burst);
 	unpin_ino(m, ino);
-	ssize_t n = ubikit_pwrite(h, buf, len, off);
+	/* the planted lost write (test hook): what goes through a kept handle
+	 * is dropped, reported as written */
+	ssize_t n = m->lost_handle_writes && kept ? (ssize_t)len : ubikit_pwrite(h, buf, len, off);
 	TR(m, "  %s ino#%d: pwrite %zu at %zu -> %zd\n", what, ino, len, off, n);
 	int ret = 0;
 	if (n < 0) {
@@ -320,7 +323,7 @@ static int op_write_path(struct tmodel *m, struct ubikit_fs *fs, int i, const ch
 		m->name[i] = ino;
 	}
 	int ino = m->name[i];
-	err = do_write(m, h, ino, p);
+	err = do_write(m, h, ino, p, 0);
 	if (!err && util_prng_below(&m->r, 3) == 0) {
 		err = do_fsync(m, h);
 		TR(m, "  fsync (open file) %s -> %d\n", p, err);
@@ -357,7 +360,7 @@ static int op_handle(struct tmodel *m, struct ubikit_fs *fs)
 		return 0;
 	unsigned c = (unsigned)util_prng_below(&m->r, 10);
 	if (c < 6)
-		return do_write(m, m->open[k].h, m->open[k].ino, "write through an open handle");
+		return do_write(m, m->open[k].h, m->open[k].ino, "write through an open handle", 1);
 	if (c < 8) {
 		int err = do_fsync(m, m->open[k].h);
 		TR(m, "  fsync handle %d ino#%d -> %d\n", k, m->open[k].ino, err);

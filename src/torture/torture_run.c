@@ -112,6 +112,7 @@ static int new_device(struct run *u)
 	u->m.fill_up = u->o->fill_up;
 	u->m.trace = u->o->trace;
 	u->m.lost_fsync = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_FSYNC;
+	u->m.lost_handle_writes = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_WRITE;
 	u->d.trace_flash = u->o->trace > 1;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
@@ -189,7 +190,7 @@ static void plant_after_cut(struct run *u)
 }
 
 /* Mount after a cut: read-write recovery, maybe cut again inside it. */
-static int recover(struct run *u, int ro)
+static int recover(struct run *u)
 {
 	char cut_op[96];
 	snprintf(cut_op, sizeof(cut_op), "%s", u->d.last_op);
@@ -234,7 +235,7 @@ static int recover(struct run *u, int ro)
 	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", cut_op);
 	if (u->o->trace)
 		fprintf(stderr, "CUT: %s\n", cut_op);
-	int merr = tdev_mount(&u->d, ro, u->msg, sizeof(u->msg));
+	int merr = tdev_mount(&u->d, 0, u->msg, sizeof(u->msg));
 	if (merr == -ENOSPC && dying_blocks(u)) {
 		/* blocks died until fewer good PEBs are left than the volume
 		 * reserves plus WL's and EBA's one each: Linux refuses to attach
@@ -269,8 +270,6 @@ mounted:
 	else
 		u->r->cuts_in_program++;
 	u->r->cuts++;
-	if (ro)
-		return 0;
 	if (tm_adopt(&u->m, u->d.fs)) {
 		if (ubi_is_ro(u))
 			return 0; /* the reserve ran out during the recovery's commit: the caller sees it */
@@ -373,7 +372,7 @@ static int cycle(struct run *u)
 	if (flash_sim_is_cut(u->d.sim)) {
 		if (err == 1)
 			finding(u, "%s", u->m.err);
-		if (recover(u, 0))
+		if (recover(u))
 			return 1;
 		if (ubi_is_ro(u)) /* the reserve ran out in the recovery */
 			return end_of_life(u), 1;
@@ -497,7 +496,7 @@ static int run_exhaustive(struct run *u)
 		}
 		if (err == 1)
 			finding(u, "%s", u->m.err);
-		recover(u, 0);
+		recover(u);
 		u->r->cycles++;
 		u->r->seconds = elapsed(u);
 		if (u->o->progress)
