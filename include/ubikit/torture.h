@@ -58,6 +58,9 @@ enum ubikit_torture_plant {
 	/* writes through open handles are not made but reported as done: a
 	 * stack that drops written data without an error (no cut needed) */
 	UBIKIT_TORTURE_PLANT_LOST_WRITE,
+	/* fsync fails with -EIO although nothing failed: a stack reporting
+	 * errors no fault explains */
+	UBIKIT_TORTURE_PLANT_FSYNC_EIO,
 	UBIKIT_TORTURE_PLANTS
 };
 

@@ -188,10 +188,12 @@ static int slot_used_handle(struct tmodel *m)
 	return n ? pick[util_prng_below(&m->r, (uint64_t)n)] : -1;
 }
 
-/* fsync, or with the planted lost fsync (test hook) nothing at all while
- * the model still counts it as done */
+/* fsync; the planted bugs (test hooks): lost (nothing done, the model
+ * counts it as done) or failing with -EIO for no reason */
 static int do_fsync(struct tmodel *m, struct ubikit_file *h)
 {
+	if (m->fsync_eio)
+		return -EIO;
 	return m->lost_fsync ? 0 : ubikit_fsync(h);
 }
 

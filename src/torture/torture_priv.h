@@ -85,6 +85,7 @@ struct tmodel {
 	char err[512];            /* what went wrong (model mismatch) */
 	int trace;                /* print every operation to stderr (debugging a finding) */
 	int lost_fsync;           /* planted bug (test hook): fsync not called, counted as done */
+	int fsync_eio;            /* planted bug (test hook): fsync fails with -EIO, nothing written */
 	int lost_handle_writes;   /* planted bug (test hook): writes through open handles not made */
 	int fill_up;              /* fill bursts go on until ENOSPC (opts.fill_up) */
 };

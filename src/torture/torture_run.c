@@ -113,6 +113,7 @@ static int new_device(struct run *u)
 	u->m.trace = u->o->trace;
 	u->m.lost_fsync = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_FSYNC;
 	u->m.lost_handle_writes = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_WRITE;
+	u->m.fsync_eio = u->o->plant == UBIKIT_TORTURE_PLANT_FSYNC_EIO;
 	u->d.trace_flash = u->o->trace > 1;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
@@ -488,8 +489,11 @@ static int run_exhaustive(struct run *u)
 			if (!err)
 				err = tdev_unmount(&u->d);
 			if (!flash_sim_is_cut(u->d.sim)) {
-				if (err)
-					finding(u, "the workload failed without a cut: %d %s", err, u->m.err);
+				if (err == 1)
+					finding(u, "%s", u->m.err);
+				else if (err)
+					finding(u, "the workload failed without a cut: %s (%d)%s%.300s", strerror(-err),
+						err, u->m.err[0] ? ": " : "", u->m.err);
 				u->r->cycles++;
 				break; /* every flash operation of the workload has been cut */
 			}

@@ -85,7 +85,7 @@ static void t_bad_options(void **state)
 	o.scenario = UBIKIT_TORTURE_MIX;
 	o.plant = UBIKIT_TORTURE_PLANTS;
 	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown planted bug 5");
+	assert_string_equal(err, "unknown planted bug 6");
 	o.plant = -1;
 	assert_int_equal(ubikit_torture_run(&o, &r, NULL, 0), -EINVAL);
 	o.plant = 0;
@@ -412,6 +412,33 @@ static void t_plant_lost_write(void **state)
 	}
 }
 
+/* fsync fails with -EIO though nothing failed: the chained runner and the
+ * exhaustive one each report an error no fault explains (and the
+ * exhaustive one first recovers the cut point before it). */
+static void t_plant_fsync_eio(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_MIX, .device = "nand2k", .seed = 1};
+	o.max_cycles = 3;
+	o.plant = UBIKIT_TORTURE_PLANT_FSYNC_EIO;
+	struct ubikit_torture_result r;
+	run(&o, &r);
+	assert_int_equal(r.findings, 3); /* one a cycle, each on a new device */
+	assert_int_equal(r.fresh_devices, 3);
+	assert_string_equal(r.first_finding, "mix nand2k seed 1 cycle 0: a file operation failed without a fault to "
+					     "explain it: Input/output error (-5)");
+	o.scenario = UBIKIT_TORTURE_EXHAUSTIVE;
+	o.seed = 2;
+	o.ops_per_cycle = 12;
+	o.max_cycles = 50;
+	run(&o, &r);
+	assert_int_equal(r.findings, 1);
+	assert_int_equal(r.cuts, 1);
+	assert_int_equal(r.cycles, 2); /* the run ends at the first uncut workload */
+	assert_string_equal(r.first_finding, "exhaustive nand2k seed 2 cut point 2: the workload failed without a cut: "
+					     "Input/output error (-5)");
+}
+
 /* A refused recovery mount is a finding, counted, and with an export
  * directory the flash the mount refused goes there. */
 static void t_plant_erase_all(void **state)
@@ -462,6 +489,7 @@ int main(void)
 		cmocka_unit_test(t_plant_lost_fsync),
 		cmocka_unit_test(t_plant_flip_synced),
 		cmocka_unit_test(t_plant_lost_write),
+		cmocka_unit_test(t_plant_fsync_eio),
 		cmocka_unit_test(t_plant_erase_all),
 	};
 	const char *only = getenv("UBIKIT_TEST_FILTER");
