@@ -9,6 +9,7 @@
  * and must leave the files as they were; a good sidecar's wear, bad blocks
  * and flips must be what the device then reports. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -248,12 +249,266 @@ static void t_host_refuses_growth(void **s)
 	assert_int_equal(system("rm -rf " DIR), 0);
 }
 
+/* ---- the store against a model of the flash bytes ----
+ * Random programs (NAND: whole pages, each once, multi-page spans; NOR:
+ * AND-programming anywhere), erases, grown bad blocks and wear, with the
+ * device closed and opened again (read-write and read-only, sidecar kept or
+ * removed) between rounds. The model is what the chip holds; the file must
+ * hold it in nanddump's layout (page data, then the page's OOB when the
+ * file has OOB; the Linux bad-block marker in the first page's OOB: byte
+ * 0 on large-page NAND, byte 5 on 512-byte pages; a sparse file's erased
+ * PEBs may be holes). */
+struct model {
+	struct flash_geometry g;
+	bool oob, sparse;
+	uint32_t stride; /* bytes per page in the file */
+	uint8_t *data;   /* peb_count x peb_size */
+	uint8_t *prog;   /* per page: programmed since the last erase */
+	uint8_t *bad;
+	uint32_t *wear;
+};
+
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+static uint32_t m_pages(const struct model *m)
+{
+	return m->g.type == FLASH_NOR ? 1 : m->g.peb_size / m->g.page_size;
+}
+
+/* The device's view against the model: every byte, bad blocks, wear. */
+static void m_check_dev(const struct model *m, struct flash_dev *d, bool bad_known, bool wear_known, uint64_t *x)
+{
+	uint32_t ps = m->g.peb_size;
+	uint8_t *buf = malloc(ps);
+	assert_non_null(buf);
+	for (uint32_t b = 0; b < m->g.peb_count; b++) {
+		const uint8_t *want = m->data + (size_t)b * ps;
+		assert_int_equal(flash_read(d, b, 0, buf, ps), 0);
+		if (memcmp(buf, want, ps))
+			fail_msg("PEB %u differs from the model", b);
+		bool erased = true;
+		for (uint32_t i = 0; i < ps && erased; i++)
+			erased = want[i] == 0xFF;
+		assert_int_equal(flash_sim_peb_is_erased(d, b), erased ? 1 : 0);
+		if (bad_known)
+			assert_int_equal(flash_is_bad(d, b), m->bad[b] ? 1 : 0);
+		if (wear_known)
+			assert_int_equal(flash_sim_get_wear(d, b), m->wear[b]);
+		/* small scattered reads (headers), across page boundaries */
+		for (int k = 0; k < 8; k++) {
+			uint32_t len = 1 + (uint32_t)(rnd(x) % 300);
+			uint32_t off = (uint32_t)(rnd(x) % (ps - len + 1));
+			assert_int_equal(flash_read(d, b, off, buf, len), 0);
+			if (memcmp(buf, want + off, len))
+				fail_msg("PEB %u: %u bytes at %u differ from the model", b, len, off);
+		}
+	}
+	free(buf);
+}
+
+/* The file against the model, in nanddump's layout. */
+static void m_check_file(const struct model *m, const char *path, bool bbm_known)
+{
+	uint32_t pages = m_pages(m), pg = m->g.type == FLASH_NOR ? m->g.peb_size : m->g.page_size;
+	uint64_t peb_stride = (uint64_t)m->stride * pages;
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	uint8_t *buf = malloc(peb_stride);
+	assert_non_null(buf);
+	for (uint32_t b = 0; b < m->g.peb_count; b++) {
+		size_t got = fread(buf, 1, peb_stride, f);
+		if (got != peb_stride)
+			fail_msg("%s: PEB %u: %zu bytes, want %" PRIu64, path, b, got, peb_stride);
+		const uint8_t *want = m->data + (size_t)b * m->g.peb_size;
+		bool erased = true;
+		for (uint32_t i = 0; i < m->g.peb_size && erased; i++)
+			erased = want[i] == 0xFF;
+		if (m->sparse && erased && !m->bad[b]) {
+			/* a hole (zeros) or erased bytes, all of the PEB alike */
+			bool zero = true, ff = true;
+			for (uint64_t i = 0; i < peb_stride; i++)
+				zero = zero && !buf[i], ff = ff && buf[i] == 0xFF;
+			if (!zero && !ff)
+				fail_msg("%s: erased PEB %u of a sparse file is neither a hole nor 0xFF", path, b);
+			continue;
+		}
+		for (uint32_t p = 0; p < pages; p++) {
+			const uint8_t *fp = buf + (size_t)p * m->stride;
+			if (memcmp(fp, want + (size_t)p * pg, pg))
+				fail_msg("%s: PEB %u page %u: data differs from the model", path, b, p);
+			for (uint32_t i = 0; m->oob && i < m->g.oob_size; i++) {
+				uint8_t w = 0xFF;
+				if (p == 0 && i == (m->g.page_size > 512 ? 0u : 5u) && m->bad[b] && bbm_known)
+					w = 0x00;
+				if (fp[pg + i] != w && !(p == 0 && m->bad[b] && !bbm_known))
+					fail_msg("%s: PEB %u page %u OOB byte %u: %#x, want %#x", path, b, p, i, fp[pg + i], w);
+			}
+		}
+	}
+	assert_int_equal(fgetc(f), EOF); /* nothing after the last PEB */
+	fclose(f);
+	free(buf);
+}
+
+static void m_ops(struct model *m, struct flash_dev *d, uint64_t *x, int n)
+{
+	uint32_t ps = m->g.peb_size, pages = m_pages(m);
+	bool nor = m->g.type == FLASH_NOR;
+	uint8_t *w = malloc(ps);
+	assert_non_null(w);
+	for (int op = 0; op < n; op++) {
+		uint32_t b = (uint32_t)(rnd(x) % m->g.peb_count);
+		uint8_t *md = m->data + (size_t)b * ps;
+		unsigned what = (unsigned)(rnd(x) % 100);
+		if (what < 70) { /* program */
+			uint32_t off, len;
+			if (nor) {
+				len = 1 + (uint32_t)(rnd(x) % 700);
+				off = (uint32_t)(rnd(x) % (ps - len + 1));
+			} else {
+				uint32_t p = (uint32_t)(rnd(x) % pages), k = 1 + (uint32_t)(rnd(x) % 3);
+				if (p + k > pages)
+					k = pages - p;
+				off = p * m->g.page_size, len = k * m->g.page_size;
+			}
+			for (uint32_t i = 0; i < len; i++)
+				w[i] = (uint8_t)rnd(x);
+			bool again = false;
+			for (uint32_t p = off / m->g.page_size; !nor && p < (off + len) / m->g.page_size; p++)
+				again = again || m->prog[(size_t)b * pages + p];
+			int want = m->bad[b] || again ? -EIO : 0;
+			int r = flash_write(d, b, off, w, len);
+			if (r != want)
+				fail_msg("program PEB %u:%u len %u: %d, want %d (%s)", b, off, len, r, want,
+					 flash_sim_last_error(d));
+			if (r)
+				continue;
+			for (uint32_t i = 0; i < len; i++)
+				md[off + i] &= w[i];
+			for (uint32_t p = off / m->g.page_size; !nor && p < (off + len) / m->g.page_size; p++)
+				m->prog[(size_t)b * pages + p] = 1;
+		} else if (what < 92) { /* erase */
+			int r = flash_erase(d, b);
+			assert_int_equal(r, m->bad[b] ? -EIO : 0);
+			if (r)
+				continue;
+			memset(md, 0xFF, ps);
+			memset(m->prog + (size_t)b * pages, 0, pages);
+			m->wear[b]++;
+		} else if (what < 97) { /* wear set from outside */
+			uint32_t v = (uint32_t)(rnd(x) % 5000);
+			assert_int_equal(flash_sim_set_wear(d, b, v), 0);
+			m->wear[b] = v;
+		} else if (b % 3 == 1) { /* a block going bad (a third of them at most) */
+			assert_int_equal(flash_mark_bad(d, b), 0);
+			m->bad[b] = 1;
+		}
+	}
+	free(w);
+}
+
+static void t_model(void **s)
+{
+	(void)s;
+	static const struct {
+		struct flash_geometry g;
+		bool oob, sparse;
+	} v[] = {
+		{{FLASH_NAND, 2048, 2048, 64, 2048 * 8, 10}, false, false},
+		{{FLASH_NAND, 2048, 2048, 64, 2048 * 8, 10}, true, false},
+		{{FLASH_NAND, 2048, 2048, 64, 2048 * 8, 10}, false, true},
+		{{FLASH_NAND, 2048, 2048, 64, 2048 * 8, 10}, true, true},
+		{{FLASH_NAND, 512, 512, 16, 512 * 16, 12}, true, false},
+		{{FLASH_NOR, 1, 1, 0, 8192, 8}, false, false},
+		{{FLASH_NOR, 1, 1, 0, 8192, 8}, false, true},
+	};
+	for (size_t vi = 0; vi < sizeof(v) / sizeof(v[0]); vi++) {
+		assert_int_equal(system("rm -rf " DIR " && mkdir -p " DIR), 0);
+		struct model m = {.g = v[vi].g, .oob = v[vi].oob, .sparse = v[vi].sparse};
+		bool nor = m.g.type == FLASH_NOR;
+		m.stride = nor ? 256 : m.g.page_size + (m.oob ? m.g.oob_size : 0);
+		uint32_t pages = m_pages(&m);
+		if (nor)
+			m.stride = m.g.peb_size; /* one "page" per PEB in the model's file walk */
+		m.data = malloc((size_t)m.g.peb_count * m.g.peb_size);
+		m.prog = calloc((size_t)m.g.peb_count * pages, 1);
+		m.bad = calloc(m.g.peb_count, 1);
+		m.wear = calloc(m.g.peb_count, sizeof(*m.wear));
+		assert_true(m.data && m.prog && m.bad && m.wear);
+		memset(m.data, 0xFF, (size_t)m.g.peb_count * m.g.peb_size);
+		struct flash_sim_config c;
+		flash_sim_config_default(&c);
+		c.geo = m.g;
+		c.path = IMG;
+		c.file_has_oob = m.oob;
+		c.sparse = m.sparse;
+		c.endurance = 0;
+		struct flash_dev *d;
+		char msg[512];
+		if (flash_sim_create_ex(&c, &d, msg, sizeof(msg)))
+			fail_msg("create: %s", msg);
+		uint64_t x = 0x9E3779B97F4A7C15ull + vi;
+		for (int round = 0; round < 6; round++) {
+			m_ops(&m, d, &x, 60);
+			m_check_dev(&m, d, true, true, &x);
+			flash_close(d);
+			m_check_file(&m, IMG, true);
+			/* read-only: the same bytes, nothing written (the file's
+			 * mtime and the sidecar stay), writes refused */
+			struct stat st0, st1;
+			assert_int_equal(stat(IMG, &st0), 0);
+			if (flash_sim_open_ex(IMG, NULL, false, true, &d, msg, sizeof(msg)))
+				fail_msg("open read-only: %s", msg);
+			m_check_dev(&m, d, true, true, &x);
+			uint8_t one = 0;
+			assert_int_equal(flash_write(d, 0, 0, &one, nor ? 1 : 0), -EROFS);
+			assert_int_equal(flash_erase(d, 0), -EROFS);
+			assert_int_equal(flash_mark_bad(d, 0), -EROFS);
+			flash_close(d);
+			assert_int_equal(stat(IMG, &st1), 0);
+			assert_int_equal(st0.st_mtim.tv_nsec, st1.st_mtim.tv_nsec);
+			assert_int_equal(st0.st_size, st1.st_size);
+			if (round == 4 && !m.sparse) {
+				/* Without the sidecar the image is a plain dump: the
+				 * geometry is given, wear is lost, and bad blocks are
+				 * known only from the OOB's markers (factory bad, as Linux
+				 * reads them), a data-only dump has none. */
+				assert_int_equal(unlink(SIDE), 0);
+				if (flash_sim_open_ex(IMG, &m.g, m.oob, false, &d, msg, sizeof(msg)))
+					fail_msg("open without sidecar: %s", msg);
+				for (uint32_t b = 0; b < m.g.peb_count; b++) {
+					assert_int_equal(flash_sim_bad_kind(d, b), m.bad[b] && m.oob ? 2 : 0);
+					if (!m.oob)
+						m.bad[b] = 0;
+					m.wear[b] = 0;
+				}
+				m_check_dev(&m, d, true, true, &x);
+				continue; /* d stays open for the next round */
+			}
+			if (flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)))
+				fail_msg("open: %s", msg);
+		}
+		flash_close(d);
+		m_check_file(&m, IMG, true);
+		free(m.data);
+		free(m.prog);
+		free(m.bad);
+		free(m.wear);
+	}
+	assert_int_equal(system("rm -rf " DIR), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_not_images),
 		cmocka_unit_test(t_sidecars),
 		cmocka_unit_test(t_host_refuses_growth),
+		cmocka_unit_test(t_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
