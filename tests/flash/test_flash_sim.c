@@ -527,7 +527,7 @@ static void test_range_checks(void **state)
 static void test_api_refusals(void **state)
 {
 	(void)state;
-	struct flash_dev *d = small_nand(2048, 1, false), *w = NULL;
+	struct flash_dev *d = small_nand(2048, 1, false), *w = NULL, *x_unused = NULL;
 	assert_int_equal(flash_write(d, 1, 0, (uint8_t[2048]){0x5A}, 2048), 0);
 	struct flash_dev *under = small_nand(2048, 1, false);
 	assert_int_equal(flash_window_open(under, 0, 16384 * 16, 16, &w), 0);
@@ -615,8 +615,51 @@ static void test_api_refusals(void **state)
 	assert_int_equal(flash_sim_check_geometry(&c.geo, msg, sizeof(msg)), 0);
 	assert_int_equal(flash_sim_config_profile(&c, "slc"), 0);
 	assert_int_equal(c.geo.type, FLASH_NAND);
-	flash_close(w);
+	/* edges of the calls themselves: empty reads and programs, a read
+	 * past the PEB, an errbuf of length 0, more flips than the first
+	 * array holds, a random cut with no range (disabled) */
+	uint8_t b[2048];
+	assert_int_equal(flash_read(d, 1, 16384, b, 0), 0);
+	assert_int_equal(flash_write(d, 2, 0, b, 0), 0);
+	assert_int_equal(flash_read(d, 1, 16385, b, 0), -EINVAL);
+	assert_int_equal(flash_write(d, 2, 16385, b, 0), -EINVAL);
+	c.geo = bad[0].g;
+	strcpy(msg, "unchanged");
+	assert_int_equal(flash_sim_create_ex(&c, &x_unused, msg, 0), -EINVAL);
+	assert_string_equal(msg, "unchanged");
+	for (uint32_t p = 0; p < 8; p++)
+		for (uint32_t k = 0; k < 3; k++)
+			assert_int_equal(flash_sim_inject_bitflip(d, 3 + k, p, k == 2, false), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		for (uint32_t p = 0; p < 8; p++)
+			assert_int_equal(flash_read(d, 3 + k, p * 2048, b, 2048), k == 2 ? -EBADMSG : -EUCLEAN);
+	assert_int_equal(flash_read(d, 3, 0, b, 2048), 0); /* not sticky: gone once read */
+	flash_sim_power_cut_random(d, 5, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(flash_erase(d, 7), 0);
+	assert_false(flash_sim_is_cut(d));
 	flash_close(d);
+	/* the erase counter sticks at its maximum instead of wrapping */
+	flash_sim_config_default(&c);
+	c.geo.peb_size = 16384;
+	c.geo.peb_count = 16;
+	c.endurance = 0;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	assert_int_equal(flash_sim_set_wear(d, 8, UINT32_MAX), 0);
+	assert_int_equal(flash_erase(d, 8), 0);
+	assert_int_equal(flash_sim_get_wear(d, 8), UINT32_MAX);
+	flash_close(d);
+	/* no bus time when the bus rate is 0; an uncorrectable rate alone
+	 * (certain here) fails every page read */
+	c.timing.bus_bytes_per_sec = 0;
+	c.uncorrectable_rate = 1.0;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	assert_int_equal(flash_read(d, 0, 0, b, 2048), -EBADMSG);
+	flash_sim_get_stats(d, &st);
+	assert_int_equal(st.sim_time_ns, c.timing.page_read_ns);
+	assert_int_equal(st.ecc_failures, 1);
+	flash_close(d);
+	flash_close(w);
 }
 
 static void test_power_cut_multi_page_write(void **state)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -502,6 +503,263 @@ static void t_model(void **s)
 	assert_int_equal(system("rm -rf " DIR), 0);
 }
 
+static void fill_pattern(uint8_t *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 7 + seed * 31 + (i >> 9));
+}
+
+static void put_bytes(const char *path, off_t at, const uint8_t *b, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, n, at), (ssize_t)n);
+	close(fd);
+}
+
+/* Replace the line starting with `key ` of the sidecar by `line`. */
+static void sidecar_set(const char *key, const char *line)
+{
+	char *t = read_file(SIDE), *out = calloc(1, strlen(t) + 256);
+	assert_non_null(out);
+	char *at = strstr(t, key);
+	assert_non_null(at);
+	char *eol = strchr(at, '\n');
+	memcpy(out, t, (size_t)(at - t));
+	strcat(out, line);
+	strcat(out, eol);
+	write_file(SIDE, out);
+	free(out);
+	free(t);
+}
+
+static void expect_peb(struct flash_dev *d, uint32_t peb, const uint8_t *want)
+{
+	uint8_t r[PEB];
+	assert_int_equal(flash_read(d, peb, 0, r, PEB), 0);
+	for (size_t i = 0; i < PEB; i++)
+		if (r[i] != want[i])
+			fail_msg("PEB %u byte %zu: %#x, want %#x", peb, i, r[i], want[i]);
+}
+
+static void progress_cb(void *arg, uint64_t done, uint64_t total)
+{
+	uint64_t *last = arg;
+	assert_true(done <= total);
+	assert_true(done > last[0] || !last[2]);
+	last[0] = done, last[1] = total, last[2]++;
+}
+
+/* Store files changed behind the sidecar's back, or damaged, or not what
+ * they claim: opened with the file's bytes as the flash's (nanddump layout),
+ * or refused naming the file and what was expected. */
+static void t_damaged(void **s)
+{
+	(void)s;
+	struct flash_dev *d;
+	char msg[512];
+	uint8_t page[PAGE], want[PEB], ff[PEB];
+	memset(ff, 0xFF, sizeof(ff));
+	fill_pattern(page, PAGE, 1);
+
+	/* A sparse image another program wrote into (mtime moved): the
+	 * sidecar's hole list is not trusted; a PEB with data in the file is
+	 * the file's bytes (its holes read 0, as read(2) gives them), a PEB
+	 * that is all hole is erased. */
+	make_image(true);
+	assert_int_equal(flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)), 0);
+	assert_int_equal(flash_write(d, 1, 0, page, PAGE), 0);
+	flash_close(d);
+	uint8_t ext[4096];
+	fill_pattern(ext, sizeof(ext), 2);
+	put_bytes(IMG, (off_t)5 * PEB + PAGE, ext, sizeof(ext));
+	if (flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)))
+		fail_msg("open after an outside write: %s", msg);
+	memset(want, 0, sizeof(want));
+	memcpy(want + PAGE, ext, sizeof(ext));
+	expect_peb(d, 5, want);
+	assert_int_equal(flash_sim_peb_is_erased(d, 5), 0);
+	memcpy(want, ff, PEB);
+	memcpy(want, page, PAGE);
+	expect_peb(d, 1, want);
+	expect_peb(d, 3, ff);
+	assert_int_equal(flash_sim_peb_is_erased(d, 3), 1);
+	/* page 0 of PEB 5 is zeros, not erased: programming it is refused */
+	assert_int_equal(flash_write(d, 5, 0, page, PAGE), -EIO);
+	flash_close(d);
+	char *side = read_file(SIDE);
+	assert_non_null(strstr(side, "hole 2 4\nhole 6 7\n")); /* PEB 5 is no hole any more */
+	free(side);
+
+	/* A sparse image cut short, its sidecar of a version that did not
+	 * record the size (image_size 0): the kept bytes stay, the rest of the
+	 * cut PEB and the missing PEBs are erased flash, the file regains its
+	 * size. Cut inside a PEB and on a PEB boundary. */
+	for (int cut_mid = 1; cut_mid >= 0; cut_mid--) {
+		make_image(true);
+		assert_int_equal(flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)), 0);
+		for (uint32_t b = 0; b < 3; b++)
+			for (uint32_t p = 0; p < PPB; p++)
+				assert_int_equal(flash_write(d, b, p * PAGE, page, PAGE), 0);
+		flash_close(d);
+		off_t cut = cut_mid ? (off_t)2 * PEB + 3 * PAGE + 100 : (off_t)2 * PEB;
+		assert_int_equal(truncate(IMG, cut), 0);
+		sidecar_set("image_size ", "image_size 0");
+		if (flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)))
+			fail_msg("open of the cut image: %s", msg);
+		for (uint32_t p = 0; p < PPB; p++)
+			memcpy(want + p * PAGE, page, PAGE);
+		expect_peb(d, 1, want);
+		if (cut_mid) {
+			memset(want + 3 * PAGE + 100, 0xFF, PEB - 3 * PAGE - 100);
+			expect_peb(d, 2, want);
+		} else {
+			expect_peb(d, 2, ff);
+		}
+		for (uint32_t b = 3; b < NPEB; b++)
+			expect_peb(d, b, ff);
+		/* the erased tail takes programs */
+		assert_int_equal(flash_write(d, 7, 0, page, PAGE), 0);
+		flash_close(d);
+		assert_int_equal(file_size(IMG), (off_t)PEB * NPEB);
+	}
+
+	/* The geometry given must be the sidecar's (a count of 0: the
+	 * sidecar's count) */
+	make_image(false);
+	static const struct flash_geometry other[] = {
+		{FLASH_NOR, 1, 1, 0, PEB, NPEB},
+		{FLASH_NAND, PAGE * 2, PAGE * 2, 64, PEB, NPEB},
+		{FLASH_NAND, PAGE, PAGE, 64, PEB * 2, NPEB},
+		{FLASH_NAND, PAGE, PAGE, 64, PEB, NPEB + 1},
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		expect_open_err(IMG, &other[i], true, -EINVAL, "geometry given differs from its sidecar " SIDE);
+	struct flash_geometry nocount = geo;
+	nocount.peb_count = 0;
+	if (flash_sim_open_ex(IMG, &nocount, false, true, &d, msg, sizeof(msg)))
+		fail_msg("open with a count of 0: %s", msg);
+	assert_int_equal(d->geo.peb_count, NPEB);
+	flash_close(d);
+	/* per-PEB lines naming PEBs past the device */
+	char *good = read_file(SIDE);
+	static const char *past[] = {"bad 8 factory\n", "flip 8 0 correctable\n", "hole 3 8\n", "wear 8 5\n"};
+	for (size_t i = 0; i < sizeof(past) / sizeof(past[0]); i++) {
+		char *t = calloc(1, strlen(good) + 64);
+		assert_non_null(t);
+		strcpy(t, good);
+		strcat(t, past[i]);
+		write_file(SIDE, t);
+		char part[80];
+		snprintf(part, sizeof(part), "img.sim: cannot parse \"%.*s", (int)strlen(past[i]) - 1, past[i]);
+		expect_open_err(IMG, NULL, true, -EINVAL, part);
+		free(t);
+	}
+	/* a sidecar without image_ino (older): the size and mtime decide */
+	write_file(SIDE, good);
+	sidecar_set("image_ino ", "seed 1");
+	if (flash_sim_open_ex(IMG, NULL, false, true, &d, msg, sizeof(msg)))
+		fail_msg("open without image_ino: %s", msg);
+	flash_close(d);
+	/* an empty sidecar, a directory as sidecar, a sidecar that cannot be
+	 * looked up (its "directory" is a file) */
+	write_file(SIDE, "");
+	expect_open_err(IMG, NULL, true, -EINVAL, SIDE ": not a ubikit flash sidecar");
+	assert_int_equal(unlink(SIDE), 0);
+	assert_int_equal(mkdir(SIDE, 0755), 0);
+	expect_open_err(IMG, NULL, true, -EINVAL, SIDE ": not a ubikit flash sidecar");
+	assert_int_equal(rmdir(SIDE), 0);
+	expect_open_err(IMG "/x", &geo, true, -ENOTDIR, "cannot read the sidecar " IMG "/x.sim");
+	free(good);
+
+	/* a data+OOB dump larger than the device: the message counts the OOB */
+	assert_int_equal(truncate(IMG, (off_t)(PAGE + 64) * PPB * NPEB + 1), 0);
+	{
+		struct flash_dev *x = NULL;
+		int r = flash_sim_open_ex(IMG, &geo, true, true, &x, msg, sizeof(msg));
+		if (r != -EINVAL || !strstr(msg, "(8 PEBs of 16896 bytes with OOB)"))
+			fail_msg("OOB dump too big: %d \"%s\"", r, msg);
+	}
+	/* no count and a page size of 0: nothing to size the device by */
+	struct flash_geometry nopage = {FLASH_NAND, 0, 0, 0, PEB, 0};
+	expect_open_err(IMG, &nopage, true, -EINVAL, "empty image and no PEB count");
+
+	/* create: not over a device node, not in a missing directory */
+	struct flash_sim_config c;
+	flash_sim_config_default(&c);
+	c.geo = geo;
+	c.path = "/dev/null";
+	d = NULL;
+	assert_int_equal(flash_sim_create_ex(&c, &d, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "/dev/null is not a regular file"));
+	assert_null(d);
+	c.path = DIR "/no/such/img";
+	assert_int_equal(flash_sim_create_ex(&c, &d, msg, sizeof(msg)), -ENOENT);
+	assert_non_null(strstr(msg, "cannot create " DIR "/no/such/img"));
+	/* NOR keeps no OOB, whatever was asked; a NOR sector that is no
+	 * multiple of 256 bytes; a relative path (its directory is "."); the
+	 * progress of the 0xFF fill; in_order kept by the sidecar */
+	char cwd[4096];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(DIR), 0);
+	flash_sim_config_default(&c);
+	assert_int_equal(flash_sim_config_profile(&c, "nor"), 0);
+	c.geo.peb_size = 1000;
+	c.geo.peb_count = 5;
+	c.file_has_oob = true;
+	c.in_order = true;
+	c.path = "rel";
+	uint64_t prog[3] = {0, 0, 0};
+	c.progress = progress_cb;
+	c.progress_arg = prog;
+	if (flash_sim_create_ex(&c, &d, msg, sizeof(msg)))
+		fail_msg("create NOR: %s", msg);
+	assert_int_equal(prog[0], 5000);
+	assert_int_equal(prog[1], 5000);
+	assert_int_equal(flash_write(d, 4, 990, page, 10), 0);
+	flash_close(d);
+	assert_int_equal(file_size("rel"), 5000);
+	assert_int_equal(access("rel.sim", F_OK), 0);
+	if (flash_sim_open_ex("rel", NULL, false, true, &d, msg, sizeof(msg)))
+		fail_msg("open NOR: %s", msg);
+	struct flash_sim_config got;
+	flash_sim_get_config(d, &got);
+	assert_true(got.in_order);
+	assert_false(got.file_has_oob);
+	uint8_t r[1000];
+	assert_int_equal(flash_read(d, 4, 0, r, 1000), 0);
+	assert_memory_equal(r + 990, page, 10);
+	assert_int_equal(r[989], 0xFF);
+	flash_close(d);
+	FILE *f = fopen("rel", "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 4990, SEEK_SET), 0);
+	assert_int_equal(fread(r, 1, 10, f), 10);
+	fclose(f);
+	assert_memory_equal(r, page, 10);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* a device larger than the host's free space, not sparse: refused
+	 * before anything is written (the host's statvfs is the judge) */
+	struct statvfs vf;
+	assert_int_equal(statvfs(DIR, &vf), 0);
+	uint64_t room = (uint64_t)vf.f_bfree * vf.f_frsize, peb = 4u << 20;
+	uint64_t count = room / peb + 64;
+	if (count < (1u << 20)) {
+		flash_sim_config_default(&c);
+		c.geo = (struct flash_geometry){FLASH_NAND, 1u << 20, 1u << 20, 0, (uint32_t)peb, (uint32_t)count};
+		c.path = DIR "/huge";
+		assert_int_equal(flash_sim_create_ex(&c, &d, msg, sizeof(msg)), -ENOSPC);
+		char need[64];
+		snprintf(need, sizeof(need), "it needs %" PRIu64 " bytes", peb * count);
+		if (!strstr(msg, need) || !strstr(msg, "or use --sparse"))
+			fail_msg("too large: \"%s\"", msg);
+		assert_int_equal(access(DIR "/huge", F_OK), -1);
+		assert_int_equal(access(DIR "/huge.sim", F_OK), -1);
+	}
+	assert_int_equal(system("rm -rf " DIR), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +767,7 @@ int main(void)
 		cmocka_unit_test(t_sidecars),
 		cmocka_unit_test(t_host_refuses_growth),
 		cmocka_unit_test(t_model),
+		cmocka_unit_test(t_damaged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
