@@ -217,12 +217,81 @@ static void test_lock_holders(void **state)
 	unlink(LOCKF);
 }
 
+/* File identities and output files against the host's own answers (stat,
+ * open): a missing path or one through a file is "no file", a symlink loop
+ * is the host's ELOOP; an output that is an input is refused, names or not;
+ * an output in a missing directory gets the host's ENOENT; an existing
+ * regular output is emptied, a character device is not. */
+static void test_outputs(void **state)
+{
+	(void)state;
+	const char *d = UBIKIT_BUILD_DIR "/scratch/test_util_out";
+	assert_int_equal(system("rm -rf " UBIKIT_BUILD_DIR "/scratch/test_util_out && mkdir -p " UBIKIT_BUILD_DIR
+				"/scratch/test_util_out && cd " UBIKIT_BUILD_DIR "/scratch/test_util_out && "
+				"printf abc > in && printf old > out && ln -s loop loop"),
+			 0);
+	char p[512], q[512];
+	struct util_file_id id[3];
+	snprintf(p, sizeof(p), "%s/in/x", d);
+	struct stat st;
+	assert_int_equal(stat(p, &st), -1);
+	assert_int_equal(errno, ENOTDIR);
+	assert_int_equal(util_file_id_path(p, &id[0]), 0);
+	assert_false(id[0].valid);
+	snprintf(p, sizeof(p), "%s/loop", d);
+	assert_int_equal(stat(p, &st), -1);
+	assert_int_equal(util_file_id_path(p, &id[0]), -errno);
+	assert_false(util_file_id_same(&id[0], &id[0])); /* no file is no file */
+	snprintf(p, sizeof(p), "%s/in", d);
+	util_file_id_image(p, id); /* the image and its (missing) sidecar */
+	assert_true(id[0].valid);
+	assert_false(id[1].valid);
+	assert_true(util_file_id_same(&id[0], &id[0]));
+	struct util_err e;
+	util_err_clear(&e);
+	/* the input itself, through another name: refused whatever the names */
+	snprintf(q, sizeof(q), "%s/in2", d);
+	assert_int_equal(link(p, q), 0);
+	assert_int_equal(util_open_output(q, id, NULL, 2, &e), -EINVAL);
+	assert_non_null(strstr(util_err_msg(&e), "is the input \"?\" (same file)"));
+	const char *names[2] = {"IN", NULL};
+	assert_int_equal(util_open_output(q, id, names, 2, &e), -EINVAL);
+	assert_non_null(strstr(util_err_msg(&e), "is the input \"IN\" (same file)"));
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	assert_int_equal(fgetc(f), 'a'); /* untouched */
+	fclose(f);
+	/* a missing directory: the host's errno */
+	snprintf(q, sizeof(q), "%s/no/out", d);
+	assert_int_equal(open(q, O_WRONLY | O_CREAT, 0666), -1);
+	int herr = errno;
+	assert_int_equal(util_open_output(q, id, names, 2, &e), -herr);
+	assert_non_null(strstr(util_err_msg(&e), "cannot create \""));
+	/* an existing file is emptied, /dev/null is left as it is */
+	snprintf(q, sizeof(q), "%s/out", d);
+	int fd = util_open_output(q, id, names, 2, &e);
+	assert_true(fd >= 0);
+	assert_int_equal(util_fd_is_input(fd, id, 2), -1);
+	close(fd);
+	assert_int_equal(stat(q, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	fd = util_open_output("/dev/null", id, names, 2, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(util_fd_is_input(fd, id, 2), -1); /* a closed descriptor is no input */
+	fd = open(p, O_RDONLY);
+	assert_int_equal(util_fd_is_input(fd, id, 2), 0);
+	close(fd);
+	assert_int_equal(system("rm -rf " UBIKIT_BUILD_DIR "/scratch/test_util_out"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32_vector), cmocka_unit_test(test_crc16_vector),
 		cmocka_unit_test(test_sizes),        cmocka_unit_test(test_splitmix),
 		cmocka_unit_test(test_endian),       cmocka_unit_test(test_lock_holders),
+		cmocka_unit_test(test_outputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
