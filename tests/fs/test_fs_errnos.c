@@ -625,6 +625,52 @@ static void t_fd_calls(void **s)
 		close(fd);
 		assert_int_equal(ubikit_close(f), 0);
 	}
+	/* O_CREAT through chains of dangling symlinks (Linux follows 40, the
+	 * 41st is ELOOP), relative targets taken from the link's directory,
+	 * O_EXCL and O_NOFOLLOW not following, a path of PATH_MAX bytes */
+	for (int chain = 39; chain <= 41; chain++) {
+		for (int k = 1; k <= chain; k++) {
+			char lk[64], tg[64], hl[320];
+			snprintf(lk, sizeof(lk), "/c%d_%d", chain, k);
+			if (k < chain)
+				snprintf(tg, sizeof(tg), "c%d_%d", chain, k + 1);
+			else
+				snprintf(tg, sizeof(tg), "d/made%d", chain);
+			snprintf(hl, sizeof(hl), "%s%s", HOST, lk);
+			assert_int_equal(symlink(tg, hl), 0);
+			assert_int_equal(ubikit_symlink(fs, tg, lk), 0);
+		}
+	}
+	assert_int_equal(symlink("relt", HOST "/d/rl"), 0);
+	assert_int_equal(ubikit_symlink(fs, "relt", "/d/rl"), 0);
+	static char longp[4200];
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[0] = '/';
+	static const struct {
+		const char *path;
+		int flags;
+	} cr[] = {
+		{"/c39_1", O_CREAT | O_WRONLY},          {"/c40_1", O_CREAT | O_WRONLY},
+		{"/c41_1", O_CREAT | O_WRONLY},          {"/d/rl", O_CREAT | O_WRONLY},
+		{"/c39_5", O_CREAT | O_EXCL | O_WRONLY}, {"/c39_6", O_CREAT | O_NOFOLLOW | O_WRONLY},
+		{longp, O_CREAT | O_WRONLY},
+	};
+	for (size_t i = 0; i < sizeof(cr) / sizeof(cr[0]); i++) {
+		static char hpath[sizeof(longp) + 300];
+		snprintf(hpath, sizeof(hpath), "%s%s", HOST, cr[i].path);
+		int fd = open(cr[i].path == longp ? cr[i].path : hpath, cr[i].flags, 0644);
+		int want = fd < 0 ? -errno : 0;
+		if (fd >= 0)
+			close(fd);
+		struct ubikit_file *f = NULL;
+		int got = ubikit_open(fs, cr[i].path, cr[i].flags, 0644, &f);
+		if (f)
+			assert_int_equal(ubikit_close(f), 0);
+		if (want != got) {
+			printf("open %.40s flags %#x: host %d, ubikit %d\n", cr[i].path, cr[i].flags, want, got);
+			bad++;
+		}
+	}
 	char *h = sorted(fill_host, NULL, "host-fd.tree");
 	char *u = sorted(fill_ubi, fs, "ubikit-fd.tree");
 	if (strcmp(h, u))
