@@ -624,6 +624,38 @@ static void t_damaged(void **s)
 		assert_int_equal(file_size(IMG), (off_t)PEB * NPEB);
 	}
 
+	/* The host refusing to write the sidecar (RLIMIT_FSIZE below its
+	 * size): a read-write open writes it before anything in the image
+	 * changes, so it is refused with the host's EFBIG naming the temporary
+	 * file, the old sidecar kept, nothing left behind; a sync refused the
+	 * same way reports it, and a later sync within the limit works. */
+	make_image(false);
+	char *side0 = read_file(SIDE);
+	limit_file_size(100);
+	int rr = flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg));
+	unlimit();
+	if (rr != -EFBIG || !strstr(msg, "cannot write the sidecar " SIDE ".tmp of " IMG ": File too large"))
+		fail_msg("open with the sidecar refused: %d \"%s\"", rr, msg);
+	char *side1 = read_file(SIDE);
+	assert_string_equal(side0, side1);
+	free(side1);
+	assert_int_equal(access(SIDE ".tmp", F_OK), -1);
+	if (flash_sim_open_ex(IMG, NULL, false, false, &d, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	assert_int_equal(flash_write(d, 2, 0, page, PAGE), 0);
+	limit_file_size(100);
+	rr = flash_sync(d);
+	unlimit();
+	assert_int_equal(rr, -EFBIG);
+	assert_non_null(strstr(flash_sim_last_error(d), "cannot write the sidecar " SIDE ".tmp"));
+	assert_int_equal(access(SIDE ".tmp", F_OK), -1);
+	assert_int_equal(flash_sync(d), 0);
+	flash_close(d);
+	side1 = read_file(SIDE);
+	assert_string_not_equal(side0, side1); /* the image's new mtime recorded */
+	free(side0);
+	free(side1);
+
 	/* The geometry given must be the sidecar's (a count of 0: the
 	 * sidecar's count) */
 	make_image(false);
