@@ -1,6 +1,7 @@
 /* test_flash_sim — the simulator's rules in RAM: NAND programming rules
  * (erased-only, sub-pages, NOP, in-order), NOR AND-programming, erase and
- * wear-out, bad blocks, bit flips, power cuts, timing and counters. */
+ * wear-out, bad blocks, bit flips, power cuts, timing and counters; the
+ * calls' refusals (other devices, PEBs past the end, bad geometries). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

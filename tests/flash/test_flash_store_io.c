@@ -7,7 +7,9 @@
  * an image is created or a short one extended. Each refusal must come with
  * the errno the host gave and a message naming the file (or sidecar line),
  * and must leave the files as they were; a good sidecar's wear, bad blocks
- * and flips must be what the device then reports. */
+ * and flips must be what the device then reports. t_model: the store
+ * against a model of the flash bytes (the file in nanddump's layout);
+ * t_damaged: store files changed, cut or mismatched behind the sidecar. */
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
