@@ -45,7 +45,9 @@ if [ "$run" = 1 ]; then
 	rm -rf "$B/prof" && mkdir -p "$B/prof"
 	# %p: one file per process (shell tests start many ubikit processes);
 	# %m: merged per binary when a pid is reused.
-	export LLVM_PROFILE_FILE="$PWD/$B/prof/%p-%m.profraw"
+	# B may be absolute (UBIKIT_COV_BUILD=$PWD/build-cov): not under $PWD then.
+	case "$B" in /*) P=$B ;; *) P=$PWD/$B ;; esac
+	export LLVM_PROFILE_FILE="$P/prof/%p-%m.profraw"
 	args=(--output-on-failure -j"$jobs")
 	[ "$vm" = 1 ] || args+=(-LE vm)
 	[ -n "$regex" ] && args+=(-R "$regex")

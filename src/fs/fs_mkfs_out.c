@@ -21,6 +21,8 @@ struct out_vol {
 static int ov_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len)
 {
 	struct out_vol *v = ctx;
+	if (lnum >= v->io.leb_count || off > v->io.leb_size || len > v->io.leb_size - off)
+		return -EINVAL;
 	memset(buf, 0xFF, len);
 	if (off >= v->end[lnum])
 		return 0;
@@ -32,15 +34,17 @@ static int ov_read(void *ctx, uint32_t lnum, uint32_t off, void *buf, size_t len
 static int ov_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, size_t len)
 {
 	struct out_vol *v = ctx;
-	if (lnum >= v->io.leb_count || off != v->end[lnum]) /* sequential, as on flash */
+	if (lnum >= v->io.leb_count || off != v->end[lnum] || len > v->io.leb_size - off) /* sequential, as on flash */
 		return -EINVAL;
 	const uint8_t *p = buf;
 	off_t pos = (off_t)lnum * v->io.leb_size + off;
 	size_t left = len;
 	while (left) {
 		ssize_t w = pwrite(v->fd, p, left, pos);
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w <= 0)
-			return -errno ? -errno : -EIO;
+			return w < 0 ? -errno : -EIO;
 		p += w, pos += w, left -= (size_t)w;
 	}
 	v->end[lnum] = off + (uint32_t)len;
@@ -50,7 +54,7 @@ static int ov_write(void *ctx, uint32_t lnum, uint32_t off, const void *buf, siz
 static int ov_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 {
 	struct out_vol *v = ctx;
-	if (v->end[lnum])
+	if (lnum >= v->io.leb_count || v->end[lnum])
 		return -EINVAL; /* an image being built is never rewritten */
 	return ov_write(ctx, lnum, 0, buf, len);
 }
@@ -58,19 +62,20 @@ static int ov_change(void *ctx, uint32_t lnum, const void *buf, size_t len)
 static int ov_unmap(void *ctx, uint32_t lnum)
 {
 	struct out_vol *v = ctx;
-	return v->end[lnum] ? -EINVAL : 0; /* fresh LEBs only */
+	return lnum >= v->io.leb_count || v->end[lnum] ? -EINVAL : 0; /* fresh LEBs only */
 }
 
 static int ov_map(void *ctx, uint32_t lnum)
 {
-	(void)ctx;
-	(void)lnum;
-	return 0;
+	struct out_vol *v = ctx;
+	return lnum >= v->io.leb_count ? -EINVAL : 0;
 }
 
 static int ov_is_mapped(void *ctx, uint32_t lnum)
 {
 	struct out_vol *v = ctx;
+	if (lnum >= v->io.leb_count)
+		return -EINVAL;
 	return v->end[lnum] != 0;
 }
 
@@ -118,10 +123,16 @@ int fs_mkfs_file_vol_close(struct ubi_vol_io *io, uint32_t leb_cnt, struct util_
 		memset(ff, 0xFF, io->leb_size);
 	for (uint32_t l = 0; !err && leb_cnt && l < leb_cnt && l < io->leb_count; l++) {
 		uint32_t end = v->end[l];
-		if (end < io->leb_size) {
-			off_t pos = (off_t)l * io->leb_size + end;
-			if (pwrite(v->fd, ff, io->leb_size - end, pos) != (ssize_t)(io->leb_size - end))
-				err = util_err_set(e, -EIO, "mkfs: cannot write '%s': %s", v->path, strerror(errno));
+		for (off_t pos = (off_t)l * io->leb_size + end; end < io->leb_size;) {
+			ssize_t w = pwrite(v->fd, ff, io->leb_size - end, pos);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) { /* the host's reason (a full disk, a file size limit) */
+				int r = w < 0 ? -errno : -EIO;
+				err = util_err_set(e, r, "mkfs: cannot write '%s': %s", v->path, strerror(-r));
+				break;
+			}
+			end += (uint32_t)w, pos += w;
 		}
 	}
 	if (!err && leb_cnt && ftruncate(v->fd, (off_t)leb_cnt * io->leb_size))

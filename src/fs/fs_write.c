@@ -95,8 +95,10 @@ ssize_t ubikit_write(struct ubikit_file *f, const void *buf, size_t len)
 
 int ubikit_ftruncate(struct ubikit_file *f, uint64_t size)
 {
+	/* Linux's ftruncate(2) of a descriptor not open for writing: EINVAL
+	 * (write(2) says EBADF) */
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
-		return -EBADF;
+		return -EINVAL;
 	int err = rw(f->fs);
 	return err ? err : ubifs_truncate(f->fs->ubifs, f->ino.inum, size);
 }

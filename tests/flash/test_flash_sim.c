@@ -1,6 +1,7 @@
 /* test_flash_sim — the simulator's rules in RAM: NAND programming rules
  * (erased-only, sub-pages, NOP, in-order), NOR AND-programming, erase and
- * wear-out, bad blocks, bit flips, power cuts, timing and counters. */
+ * wear-out, bad blocks, bit flips, power cuts, timing and counters; the
+ * calls' refusals (other devices, PEBs past the end, bad geometries). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "flash/flash_sim.h"
+#include "flash/flash_window.h"
 #include "util/util_prng.h"
 
 /* A small NAND: 2048+64 pages, 16 KiB PEBs (8 pages), 16 PEBs. */
@@ -520,6 +522,147 @@ static void test_range_checks(void **state)
 	flash_close(d);
 }
 
+/* The simulator's own calls on a device that is no simulator (here a
+ * window over one) and on PEBs past the end: refused as flash_sim.h says
+ * (-EINVAL, 0, "", zeroed results), nothing done to the flash below. */
+static void test_api_refusals(void **state)
+{
+	(void)state;
+	struct flash_dev *d = small_nand(2048, 1, false), *w = NULL, *x_unused = NULL;
+	assert_int_equal(flash_write(d, 1, 0, (uint8_t[2048]){0x5A}, 2048), 0);
+	struct flash_dev *under = small_nand(2048, 1, false);
+	assert_int_equal(flash_window_open(under, 0, 16384 * 16, 16, &w), 0);
+	assert_true(flash_is_sim(d));
+	assert_false(flash_is_sim(w));
+	assert_false(flash_is_sim(NULL));
+	struct flash_dev *devs[2] = {w, d};
+	for (int i = 0; i < 2; i++) {
+		struct flash_dev *x = devs[i];
+		uint32_t peb = i ? 16 : 0; /* the sim: one past the end */
+		assert_int_equal(flash_sim_bad_kind(x, peb), -EINVAL);
+		assert_int_equal(flash_sim_peb_is_erased(x, peb), -EINVAL);
+		assert_int_equal(flash_sim_set_factory_bad(x, peb), -EINVAL);
+		assert_int_equal(flash_sim_inject_bitflip(x, peb, 0, true, true), -EINVAL);
+		assert_int_equal(flash_sim_set_wear(x, peb, 5), -EINVAL);
+		assert_int_equal(flash_sim_get_wear(x, peb), 0);
+		assert_int_equal(flash_sim_fail_next_erase(x, peb), -EINVAL);
+		assert_int_equal(flash_sim_fail_next_program(x, peb), -EINVAL);
+	}
+	/* a page past the PEB's last */
+	assert_int_equal(flash_sim_inject_bitflip(d, 1, 8, false, false), -EINVAL);
+	assert_string_equal(flash_sim_last_error(w), "");
+	struct flash_sim_config c;
+	memset(&c, 0x55, sizeof(c));
+	flash_sim_get_config(w, &c);
+	assert_int_equal(c.geo.peb_count, 0);
+	assert_int_equal(c.endurance, 0);
+	struct flash_stats st;
+	memset(&st, 0x55, sizeof(st));
+	flash_sim_get_stats(w, &st);
+	assert_int_equal(st.reads, 0);
+	flash_sim_reset_stats(w);
+	struct flash_wear_stats ws;
+	flash_sim_wear_stats(w, &ws);
+	assert_int_equal(ws.max, 0);
+	flash_sim_power_cut_after(w, 1);
+	flash_sim_power_cut_random(w, 1, 10);
+	assert_int_equal(flash_sim_op_count(w), 0);
+	assert_false(flash_sim_is_cut(w));
+	assert_int_equal(flash_sim_reopen(w), -EINVAL);
+	assert_int_equal(flash_sim_reserve(w), -EINVAL);
+	assert_int_equal(flash_sim_reserve(d), 0); /* RAM: nothing to reserve */
+	/* the flash below the window: still erased, no operation counted */
+	assert_int_equal(flash_sim_op_count(under), 0);
+	assert_int_equal(flash_sim_peb_is_erased(under, 0), 1);
+	/* the sim's own PEB 1 as written, the rest erased */
+	assert_int_equal(flash_sim_peb_is_erased(d, 1), 0);
+	assert_int_equal(flash_sim_peb_is_erased(d, 2), 1);
+	/* the geometry check, as create and open do it */
+	char msg[200];
+	static const struct {
+		struct flash_geometry g;
+		const char *why;
+	} bad[] = {
+		{{(enum flash_type)7, 2048, 2048, 64, 16384, 4}, "neither NAND nor NOR"},
+		{{FLASH_NAND, 2048, 2048, 64, 0, 4}, "non-zero"},
+		{{FLASH_NAND, 2048, 2048, 64, 16384, 0}, "non-zero"},
+		{{FLASH_NOR, 2048, 1, 0, 65536, 4}, "NOR flash has 1-byte"},
+		{{FLASH_NOR, 1, 2, 0, 65536, 4}, "NOR flash has 1-byte"},
+		{{FLASH_NOR, 1, 1, 16, 65536, 4}, "NOR flash has 1-byte"},
+		{{FLASH_NAND, 0, 2048, 64, 16384, 4}, "not a power of two"},
+		{{FLASH_NAND, 2 << 20, 2 << 20, 64, 2 << 20, 4}, "larger than"},
+		{{FLASH_NAND, 2048, 2048, 4096, 16384, 4}, "OOB size 4096"},
+		{{FLASH_NAND, 2048, 0, 64, 16384, 4}, "sub-page size 0"},
+		{{FLASH_NAND, 2048, 4096, 64, 16384, 4}, "sub-page size 4096"},
+		{{FLASH_NAND, 2048, 1536, 64, 16384, 4}, "sub-page size 1536"},
+		{{FLASH_NAND, 2048, 2048, 64, 16384 + 512, 4}, "not a multiple"},
+		{{FLASH_NAND, 1 << 20, 2048, 64, 1 << 20, 4}, "too many sub-pages"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		msg[0] = 0;
+		assert_int_equal(flash_sim_check_geometry(&bad[i].g, msg, sizeof(msg)), -EINVAL);
+		if (!strstr(msg, bad[i].why))
+			fail_msg("geometry %zu: \"%s\", want \"%s\"", i, msg, bad[i].why);
+		c.geo = bad[i].g;
+		c.path = NULL;
+		struct flash_dev *x = (struct flash_dev *)&c; /* must be overwritten with NULL */
+		assert_int_equal(flash_sim_create_ex(&c, &x, NULL, 0), -EINVAL);
+		assert_null(x);
+	}
+	static const struct flash_geometry nor = {FLASH_NOR, 1, 1, 0, 65536, 4};
+	assert_int_equal(flash_sim_check_geometry(&nor, NULL, 0), 0);
+	flash_sim_config_default(&c);
+	assert_int_equal(flash_sim_config_profile(&c, "nor"), 0);
+	assert_int_equal(flash_sim_check_geometry(&c.geo, msg, sizeof(msg)), 0);
+	assert_int_equal(flash_sim_config_profile(&c, "slc"), 0);
+	assert_int_equal(c.geo.type, FLASH_NAND);
+	/* edges of the calls themselves: empty reads and programs, a read
+	 * past the PEB, an errbuf of length 0, more flips than the first
+	 * array holds, a random cut with no range (disabled) */
+	uint8_t b[2048];
+	assert_int_equal(flash_read(d, 1, 16384, b, 0), 0);
+	assert_int_equal(flash_write(d, 2, 0, b, 0), 0);
+	assert_int_equal(flash_read(d, 1, 16385, b, 0), -EINVAL);
+	assert_int_equal(flash_write(d, 2, 16385, b, 0), -EINVAL);
+	c.geo = bad[0].g;
+	strcpy(msg, "unchanged");
+	assert_int_equal(flash_sim_create_ex(&c, &x_unused, msg, 0), -EINVAL);
+	assert_string_equal(msg, "unchanged");
+	for (uint32_t p = 0; p < 8; p++)
+		for (uint32_t k = 0; k < 3; k++)
+			assert_int_equal(flash_sim_inject_bitflip(d, 3 + k, p, k == 2, false), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		for (uint32_t p = 0; p < 8; p++)
+			assert_int_equal(flash_read(d, 3 + k, p * 2048, b, 2048), k == 2 ? -EBADMSG : -EUCLEAN);
+	assert_int_equal(flash_read(d, 3, 0, b, 2048), 0); /* not sticky: gone once read */
+	flash_sim_power_cut_random(d, 5, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(flash_erase(d, 7), 0);
+	assert_false(flash_sim_is_cut(d));
+	flash_close(d);
+	/* the erase counter sticks at its maximum instead of wrapping */
+	flash_sim_config_default(&c);
+	c.geo.peb_size = 16384;
+	c.geo.peb_count = 16;
+	c.endurance = 0;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	assert_int_equal(flash_sim_set_wear(d, 8, UINT32_MAX), 0);
+	assert_int_equal(flash_erase(d, 8), 0);
+	assert_int_equal(flash_sim_get_wear(d, 8), UINT32_MAX);
+	flash_close(d);
+	/* no bus time when the bus rate is 0; an uncorrectable rate alone
+	 * (certain here) fails every page read */
+	c.timing.bus_bytes_per_sec = 0;
+	c.uncorrectable_rate = 1.0;
+	assert_int_equal(flash_sim_create(&c, &d), 0);
+	assert_int_equal(flash_read(d, 0, 0, b, 2048), -EBADMSG);
+	flash_sim_get_stats(d, &st);
+	assert_int_equal(st.sim_time_ns, c.timing.page_read_ns);
+	assert_int_equal(st.ecc_failures, 1);
+	flash_close(d);
+	flash_close(w);
+}
+
 static void test_power_cut_multi_page_write(void **state)
 {
 	(void)state;
@@ -578,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_nor_rules),
 		cmocka_unit_test(test_timing_and_counters),
 		cmocka_unit_test(test_range_checks),
+		cmocka_unit_test(test_api_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -556,10 +556,138 @@ static void t_errnos_as_host(void **s)
 	assert_int_equal(bad, 0);
 }
 
+/* Calls on open files (write, pwrite, ftruncate, O_APPEND) through the same
+ * open flags on both sides: each result (bytes or errno) and the files'
+ * contents after, the host's being the reference. */
+static long h_call(int fd, int what, off_t arg)
+{
+	long r;
+	switch (what) {
+	case 0: r = write(fd, "zz", 2); break;
+	case 1: r = pwrite(fd, "PQ", 2, arg); break;
+	default: r = ftruncate(fd, arg); break;
+	}
+	return r < 0 ? -errno : r;
+}
+
+static long u_call(struct ubikit_file *f, int what, off_t arg)
+{
+	switch (what) {
+	case 0: return ubikit_write(f, "zz", 2);
+	case 1: return ubikit_pwrite(f, "PQ", 2, (uint64_t)arg);
+	default: return ubikit_ftruncate(f, (uint64_t)arg);
+	}
+}
+
+static void t_fd_calls(void **s)
+{
+	(void)s;
+	umask(0);
+	int r = system("set -e; rm -rf " WORK "; mkdir -p " HOST "/d; cd " HOST
+		       "; for n in 0 1 2 3 4 5; do printf hello. > f$n; done;"
+		       " mkfs.ubifs -r " HOST " -m 2048 -e 126976 -c 64 -o " WORK "/img");
+	if (r != 0) {
+		printf("SKIP: could not build the reference tree (mkfs.ubifs of mtd-utils missing?)\n");
+		exit(77);
+	}
+	struct ubi_vol_io vol;
+	struct ubikit_fs *fs = mnt(&vol);
+	static const struct {
+		const char *path;
+		int flags;
+		int what; /* 0 write, 1 pwrite, 2 ftruncate */
+		off_t arg;
+	} c[] = {
+		{"/f0", O_RDONLY, 0, 0},           {"/f0", O_RDONLY, 1, 0},
+		{"/f0", O_RDONLY, 2, 1},           {"/d", O_RDONLY, 0, 0},
+		{"/d", O_RDONLY | O_DIRECTORY, 2, 0},
+		{"/f1", O_WRONLY | O_APPEND, 0, 0}, {"/f1", O_WRONLY | O_APPEND, 0, 0},
+		{"/f2", O_WRONLY, 2, 3},           {"/f2", O_WRONLY, 0, 0},
+		{"/f3", O_RDWR, 2, 20},            {"/f3", O_RDWR, 1, 15},
+		{"/f4", O_RDWR | O_APPEND, 2, 2},   {"/f4", O_RDWR | O_APPEND, 0, 0},
+		{"/f5", O_WRONLY, 1, 10},          {"/f5", O_WRONLY, 0, 0},
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char hpath[256];
+		snprintf(hpath, sizeof(hpath), "%s%s", HOST, c[i].path);
+		int fd = open(hpath, c[i].flags);
+		assert_true(fd >= 0);
+		struct ubikit_file *f = NULL;
+		assert_int_equal(ubikit_open(fs, c[i].path, c[i].flags, 0, &f), 0);
+		long want = h_call(fd, c[i].what, c[i].arg), got = u_call(f, c[i].what, c[i].arg);
+		if (want != got) {
+			printf("call %zu (%s, flags %#x, %s %ld): host %ld, ubikit %ld\n", i, c[i].path, c[i].flags,
+			       c[i].what == 0 ? "write" : c[i].what == 1 ? "pwrite" : "ftruncate", (long)c[i].arg, want,
+			       got);
+			bad++;
+		}
+		close(fd);
+		assert_int_equal(ubikit_close(f), 0);
+	}
+	/* O_CREAT through chains of dangling symlinks (Linux follows 40, the
+	 * 41st is ELOOP), relative targets taken from the link's directory,
+	 * O_EXCL and O_NOFOLLOW not following, a path of PATH_MAX bytes */
+	for (int chain = 39; chain <= 41; chain++) {
+		for (int k = 1; k <= chain; k++) {
+			char lk[64], tg[64], hl[320];
+			snprintf(lk, sizeof(lk), "/c%d_%d", chain, k);
+			if (k < chain)
+				snprintf(tg, sizeof(tg), "c%d_%d", chain, k + 1);
+			else
+				snprintf(tg, sizeof(tg), "d/made%d", chain);
+			snprintf(hl, sizeof(hl), "%s%s", HOST, lk);
+			assert_int_equal(symlink(tg, hl), 0);
+			assert_int_equal(ubikit_symlink(fs, tg, lk), 0);
+		}
+	}
+	assert_int_equal(symlink("relt", HOST "/d/rl"), 0);
+	assert_int_equal(ubikit_symlink(fs, "relt", "/d/rl"), 0);
+	static char longp[4200];
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[0] = '/';
+	static const struct {
+		const char *path;
+		int flags;
+	} cr[] = {
+		{"/c39_1", O_CREAT | O_WRONLY},          {"/c40_1", O_CREAT | O_WRONLY},
+		{"/c41_1", O_CREAT | O_WRONLY},          {"/d/rl", O_CREAT | O_WRONLY},
+		{"/c39_5", O_CREAT | O_EXCL | O_WRONLY}, {"/c39_6", O_CREAT | O_NOFOLLOW | O_WRONLY},
+		{longp, O_CREAT | O_WRONLY},
+	};
+	for (size_t i = 0; i < sizeof(cr) / sizeof(cr[0]); i++) {
+		static char hpath[sizeof(longp) + 300];
+		snprintf(hpath, sizeof(hpath), "%s%s", HOST, cr[i].path);
+		int fd = open(cr[i].path == longp ? cr[i].path : hpath, cr[i].flags, 0644);
+		int want = fd < 0 ? -errno : 0;
+		if (fd >= 0)
+			close(fd);
+		struct ubikit_file *f = NULL;
+		int got = ubikit_open(fs, cr[i].path, cr[i].flags, 0644, &f);
+		if (f)
+			assert_int_equal(ubikit_close(f), 0);
+		if (want != got) {
+			printf("open %.40s flags %#x: host %d, ubikit %d\n", cr[i].path, cr[i].flags, want, got);
+			bad++;
+		}
+	}
+	char *h = sorted(fill_host, NULL, "host-fd.tree");
+	char *u = sorted(fill_ubi, fs, "ubikit-fd.tree");
+	if (strcmp(h, u))
+		printf("trees differ:\n--- host\n%s--- ubikit\n%s", h, u);
+	assert_string_equal(h, u);
+	free(h);
+	free(u);
+	assert_int_equal(ubikit_unmount(fs), 0);
+	ubi_flat_close(&vol);
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_errnos_as_host),
+		cmocka_unit_test(t_fd_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

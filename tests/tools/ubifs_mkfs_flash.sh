@@ -127,7 +127,19 @@ expect_fail 1 "no room for a new volume 'big' of [0-9]+ LEBs: UBI has [0-9]+ PEB
 expect_fail 1 "too small" U mkfs "$S/vs.img" --vol-name small -r "$S/b" --vol-size 1MiB
 expect_fail 1 "the volume name is longer than 127 bytes" \
 	U mkfs "$S/vs.img" --vol-name "$(printf 'n%.0s' $(seq 1 128))" -r "$S/b"
+expect_fail 1 "--vol-size and --vol-id only apply to a volume mkfs creates" \
+	U mkfs "$S/vs.img" --vol-name sized -r "$S/b" --vol-id 6
+expect_fail 1 "too small for a new volume 'tiny': 10 LEBs, UBIFS needs at least 17" \
+	U mkfs "$S/vs.img" --vol-name tiny -r "$S/b" -c 10
+expect_fail 1 "cannot create a temporary file in $S/no-such-dir" \
+	env TMPDIR="$S/no-such-dir" "$UBIKIT" mkfs "$S/vs.img" --vol-name sized -r "$S/b"
 unchanged "$S/vs.img" "$s2" "the refused --vol-id/--vol-size runs"
+# -c below the existing volume's size, the temporary file in TMPDIR: the
+# tree as given, no temporary file left
+mkdir -p "$S/tmpd"
+expect_ok env TMPDIR="$S/tmpd" "$UBIKIT" mkfs "$S/vs.img" --vol-name sized -r "$S/a" -c 24 -m 2048
+[ -z "$(ls -A "$S/tmpd")" ] || fail "TMPDIR: left behind: $(ls -A "$S/tmpd")"
+check_vol "$S/vs.img" sized "$S/a" "-c 24 in a volume of $lebs LEBs"
 echo "ok: --vol-id, --vol-size (as ubimkvol), refusals"
 
 # 2. NAND dump with OOB around a bad block, no sidecar
