@@ -150,13 +150,25 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 	}
 	if (!p.log_lebs)
 		p.log_lebs = calc_min_log_lebs(&p, p.max_bud_bytes) + 2;
-	if (p.log_lebs < MIN_LOG_LEBS || (!p.kernel_limits && p.log_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT))
-		return util_err_set(e, -EINVAL, "mkfs: bad log LEB count %u", p.log_lebs);
+	/* mkfs.ubifs's limits for -l and -p: below max_leb_cnt - UBIFS_MIN_LEB_CNT */
+	int64_t area_max = (int64_t)p.max_leb_cnt - UBIFS_MIN_LEB_CNT - 1;
+	if (p.log_lebs < MIN_LOG_LEBS || (!p.kernel_limits && p.log_lebs > area_max))
+		return util_err_set(e, -EINVAL, "mkfs: bad log LEB count %u: at least %u, and %u LEBs (-c) allow at most %lld",
+				    p.log_lebs, MIN_LOG_LEBS, p.max_leb_cnt, (long long)(area_max > 0 ? area_max : 0));
 	if (p.log_lebs < calc_min_log_lebs(&p, p.max_bud_bytes))
 		return util_err_set(e, -EINVAL, "mkfs: too few log LEBs (%u) for a journal of %llu bytes, minimum %u",
 				    p.log_lebs, (unsigned long long)p.max_bud_bytes, calc_min_log_lebs(&p, p.max_bud_bytes));
-	if (!p.kernel_limits && p.orph_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT)
-		return util_err_set(e, -EINVAL, "mkfs: bad orphan LEB count %u", p.orph_lebs);
+	if (!p.kernel_limits && p.orph_lebs > area_max)
+		return util_err_set(e, -EINVAL, "mkfs: bad orphan LEB count %u: %u LEBs (-c) allow at most %lld",
+				    p.orph_lebs, p.max_leb_cnt, (long long)(area_max > 0 ? area_max : 0));
+	/* each area fits alone, but together they may leave too small a main
+	 * area: the kernel mounts only leb_cnt >= SB + 2 masters + log + LPT +
+	 * orphans + 3 heads + 6 (validate_sb), and leb_cnt <= max_leb_cnt */
+	uint64_t need = 12ull + p.log_lebs + MIN_LPT_LEBS + p.orph_lebs;
+	if (need > p.max_leb_cnt)
+		return util_err_set(e, -EINVAL,
+				    "mkfs: %u LEBs (-c) are too few for %u log and %u orphan LEBs: at least %llu needed",
+				    p.max_leb_cnt, p.log_lebs, p.orph_lebs, (unsigned long long)need);
 	if (p.max_bud_bytes < (uint64_t)p.leb_size * MIN_BUD_LEBS)
 		return util_err_set(e, -EINVAL, "mkfs: too small journal (%llu bytes), at least %llu",
 				    (unsigned long long)p.max_bud_bytes, (unsigned long long)p.leb_size * MIN_BUD_LEBS);
@@ -185,6 +197,11 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 		fs->sb.lpt_lebs = p.lpt_lebs;
 		fs->lpt_last = fs->lpt_first + p.lpt_lebs - 1;
 	}
+	if (!err && 12ull + p.log_lebs + fs->sb.lpt_lebs + p.orph_lebs > p.max_leb_cnt)
+		err = util_err_set(e, -EINVAL,
+				   "mkfs: %u LEBs (-c) are too few for %u log, %u LPT and %u orphan LEBs: at least %llu needed",
+				   p.max_leb_cnt, p.log_lebs, fs->sb.lpt_lebs, p.orph_lebs,
+				   12ull + p.log_lebs + fs->sb.lpt_lebs + p.orph_lebs);
 	if (err) {
 		free(fs);
 		free(b);
