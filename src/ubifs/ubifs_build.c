@@ -86,7 +86,10 @@ static int lpt_geom(struct ubifs_fs *fs, uint32_t main_lebs_all, struct util_err
 			fs->main_first = fs->leb_cnt - fs->main_lebs;
 			uint64_t sz;
 			uint32_t ltab;
-			if (ubifs_lpt_calc_size(fs, &sz, &ltab))
+			int err = ubifs_lpt_calc_size(fs, &sz, &ltab);
+			if (err == -ENOMEM)
+				return util_err_set(e, err, "mkfs: out of memory");
+			if (err)
 				return util_err_set(e, -EINVAL, "mkfs: the LPT of %u LEBs does not fit this geometry",
 						    fs->sb.max_leb_cnt);
 			if (!big && sz > fs->leb_size)
@@ -297,6 +300,15 @@ uint64_t ubifs_build_sqnum(struct ubifs_build *b)
 	return ubifs_next_sqnum(b->fs);
 }
 
+/* every failure leaves a message for ubifs_build_errmsg (the layers below
+ * do not name all of their allocation failures) */
+static int with_msg(struct ubifs_build *b, int err)
+{
+	if (err && !b->fs->err.msg[0])
+		util_err_set(&b->fs->err, err, err == -ENOMEM ? "mkfs: out of memory" : "mkfs: error %d", err);
+	return err;
+}
+
 /* write out the LEB being filled: padded to min. I/O, the rest erased */
 static int flush_leb(struct ubifs_build *b, uint32_t flags)
 {
@@ -405,7 +417,7 @@ int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const st
 {
 	ubifs_node_finish(node, len, ubifs_next_sqnum(b->fs));
 	if (len > POOL_NODE_MAX)
-		return place(b, node, len, key);
+		return with_msg(b, place(b, node, len, key));
 	/* small nodes wait in the pool to fill LEB ends */
 	if (b->pool_n == b->pool_cap) {
 		size_t nc = b->pool_cap ? b->pool_cap * 2 : 4096;
@@ -532,7 +544,14 @@ static void sb_pack(uint8_t *n, const struct ubifs_sb_node *sb)
 	put_le16(n + 256, sb->hash_algo);
 }
 
+static int build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st);
+
 int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)
+{
+	return with_msg(b, build_finish(b, highest_inum, st));
+}
+
+static int build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)
 {
 	struct ubifs_fs *fs = b->fs;
 	int err = drain_pool(b);

@@ -23,6 +23,11 @@
  *     create, write, symlink, link, xattrs, rename, truncate, hole, unlink,
  *     chmod, rmdir), each synced; after a remount the tree is the model's
  *     before or after the failed change.
+ *   t_mkfs_errors: mkfs of a host tree (fs_mkfs, the `ubikit mkfs` library
+ *     side) and the format of an empty volume at its first read-write mount
+ *     (ubifs_format), with an allocation or a volume change failing: the
+ *     error must be -ENOMEM / -EIO; a run that succeeds must give the tree
+ *     the test wrote on the host (an empty root for the format).
  * Never another error, another tree, a crash or (ASan build) a leak. */
 #include <errno.h>
 #include <execinfo.h>
@@ -41,6 +46,7 @@
 
 #include "af_wrap.h"
 #include "flash/flash.h"
+#include "fs/fs_mkfs.h"
 #include "flash/flash_sim.h"
 #include "ubi/ubi.h"
 #include "ubi/ubi_flat.h"
@@ -1456,6 +1462,186 @@ static void t_write_errors(void **s)
 	remove(FS_BASE);
 }
 
+/* ---- mkfs and the format of an empty volume, failing ----
+ * fs_mkfs of a small host tree the test writes (its model: what was
+ * written), and the kernel-style format a read-write mount of an empty
+ * volume makes, on a RAM volume of 64 LEBs whose N-th change fails (every N
+ * of a clean run) or with one allocation failing (the first and the last
+ * of each call site). The call must answer -EIO / -ENOMEM, or succeed: then
+ * a read-only mount shows the host tree (the format: an empty root). */
+#define MK_LEB 126976
+#define MK_LEBS 64
+#define MK_SRC WORK "/mksrc"
+static uint8_t *mk_img;
+
+static void mk_model(struct fsmodel *m)
+{
+	memset(m, 0, sizeof(*m));
+	int i = fm_new(m, "/a", 'f', 0644);
+	memcpy(m->ino[i].data, "hello\n", 6);
+	m->ino[i].size = 6;
+	fm_new(m, "/d", 'd', 0755);
+	i = fm_new(m, "/d/big", 'f', 0600);
+	for (size_t k = 0; k < 6000; k++)
+		m->ino[i].data[k] = (uint8_t)(k % 251 == 0 ? k / 251 : k * 13); /* compressible, not trivially */
+	m->ino[i].size = 6000;
+	fm_new(m, "/e", 'd', 0700);
+	i = fm_new(m, "/l", 'l', 0777);
+	snprintf(m->ino[i].target, sizeof(m->ino[i].target), "d/big");
+	m->ino[i].size = 5; /* a symlink's size: its target's length */
+}
+
+static void mk_host_tree(const struct fsmodel *m)
+{
+	assert_int_equal(system("rm -rf " MK_SRC " && mkdir -p " MK_SRC), 0);
+	for (int k = 0; k < m->nd; k++) {
+		const struct mino *in = &m->ino[m->d[k].ino];
+		char p[300];
+		snprintf(p, sizeof(p), "%s%s", MK_SRC, m->d[k].path);
+		if (in->type == 'd') {
+			assert_int_equal(mkdir(p, 0700), 0);
+		} else if (in->type == 'l') {
+			assert_int_equal(symlink(in->target, p), 0);
+			continue;
+		} else {
+			int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			assert_true(fd >= 0);
+			assert_int_equal(write(fd, in->data, in->size), (ssize_t)in->size);
+			close(fd);
+		}
+		assert_int_equal(chmod(p, in->mode), 0);
+	}
+}
+
+static void mk_judge(struct ubi_vol_io *vol, int format, const struct fsmodel *m, const char *what, long at);
+
+/* 0: fs_mkfs of the host tree; 1: the format of the empty volume; a run
+ * that succeeds is judged (at: the failure's number, for the message) */
+static int mk_run(int format, long fail_write_at, long *changes, const struct fsmodel *m, long at)
+{
+	memset(mk_img, 0xFF, (size_t)MK_LEB * MK_LEBS);
+	struct ubi_vol_io inner, vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_mem(mk_img, (size_t)MK_LEB * MK_LEBS, MK_LEB, 0, &inner, &ue), 0);
+	inner.min_io_size = 2048;
+	inner.max_write_size = 2048;
+	struct wvol wv = {.in = inner, .fail_at = fail_write_at};
+	vol = inner;
+	vol.ctx = &wv;
+	vol.read = wv_read;
+	vol.write = wv_write;
+	vol.change = wv_change;
+	vol.unmap = wv_unmap;
+	vol.map = wv_map;
+	vol.is_mapped = NULL; /* a flat image says every LEB is mapped: emptiness is read */
+	vol.sync = wv_sync;
+	int err;
+	af_arm();
+	if (format) {
+		struct ubikit_fs *fs = NULL;
+		struct ubikit_mount_opts rw = {.flags = 0};
+		char why[256] = "";
+		err = ubikit_mount_ex(&vol, &rw, &fs, why, sizeof(why));
+		if (!err)
+			err = ubikit_unmount(fs);
+		else if (!fail_write_at && !af_failed())
+			fail_msg("format: clean run: %d %s", err, why);
+	} else {
+		struct fs_mkfs_opts o;
+		memset(&o, 0, sizeof(o));
+		o.root = MK_SRC;
+		o.bp.min_io_size = 2048;
+		o.bp.leb_size = MK_LEB;
+		o.bp.max_leb_cnt = MK_LEBS;
+		o.bp.default_compr = 1; /* LZO */
+		o.no_xattrs = 1;
+		o.threads = 1;
+		struct fs_mkfs_stats st;
+		err = fs_mkfs(&vol, &o, &st, &ue);
+		if (err && !ue.msg[0])
+			fail_msg("mkfs failed with %d and no message (allocation call site %#lx)", err, (unsigned long)af_failed_ra());
+	}
+	af_disarm();
+	if (changes)
+		*changes = wv.ops;
+	if (!err)
+		mk_judge(&inner, format, m, format ? "format" : "mkfs", at);
+	ubi_flat_close(&inner);
+	return err;
+}
+
+/* a run that succeeded: a read-only mount of the volume (still open)
+ * shows the host tree, or an empty root after the format */
+static void mk_judge(struct ubi_vol_io *vol, int format, const struct fsmodel *m, const char *what, long at)
+{
+	struct out want = {0}, got = {0};
+	static struct fsmodel empty;
+	fm_dump(format ? &empty : m, &want);
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts ro = {.flags = UBIKIT_MOUNT_RDONLY};
+	char why[256] = "";
+	int err = ubikit_mount_ex(vol, &ro, &fs, why, sizeof(why));
+	if (err)
+		fail_msg("%s %ld: succeeded, but the result does not mount: %d %s", what, at, err, why);
+	fs_dump(fs, &got);
+	ubikit_unmount(fs);
+	if (strcmp(want.s, got.s))
+		fail_msg("%s %ld: succeeded, the volume holds\n%swhile the host tree is\n%s", what, at, got.s, want.s);
+	free(want.s);
+	free(got.s);
+}
+
+static void t_mkfs_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	struct fsmodel m;
+	mk_model(&m);
+	mk_host_tree(&m);
+	mk_img = af_test_malloc((size_t)MK_LEB * MK_LEBS);
+	assert_non_null(mk_img);
+	for (int format = 0; format < 2; format++) {
+		const char *what = format ? "format" : "mkfs";
+		/* clean run: sites and volume changes */
+		af_reset(0);
+		af_record(1);
+		long changes = 0;
+		int err = mk_run(format, 0, &changes, &m, 0);
+		af_record(0);
+		if (err)
+			fail_msg("%s: clean run failed: %d", what, err);
+		static struct af_site sites[AF_MAX_SITES];
+		size_t n = af_sites(sites, AF_MAX_SITES);
+		int nomem = 0, eio = 0, absorbed = 0;
+		for (size_t i = 0; i < n; i++) {
+			long at[2] = {sites[i].first, sites[i].last};
+			for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+				af_reset(at[j]);
+				err = mk_run(format, 0, NULL, &m, at[j]);
+				if (!af_failed())
+					fail_msg("%s: allocation %ld was never reached", what, at[j]);
+				if (err && err != -ENOMEM)
+					fail_msg("%s: allocation %ld (call site %#lx) failed: returned %d, expected -ENOMEM", what,
+						 at[j], (unsigned long)af_failed_ra(), err);
+				err ? nomem++ : absorbed++;
+			}
+		}
+		af_reset(0);
+		for (long at = 1; at <= changes; at++) {
+			err = mk_run(format, at, NULL, &m, -at);
+			if (err && err != -EIO)
+				fail_msg("%s: volume change %ld failed: returned %d, expected -EIO", what, at, err);
+			err ? eio++ : absorbed++;
+		}
+		fprintf(stderr, "%s: %zu allocation sites, %ld volume changes: %d runs -ENOMEM, %d -EIO, %d absorbed\n",
+			what, n, changes, nomem, eio, absorbed);
+		assert_true(nomem > 0 && eio > 0);
+	}
+	free(mk_img);
+	mk_img = NULL;
+	assert_int_equal(system("rm -rf " MK_SRC), 0);
+}
+
 /* ---- flash errors under UBI, one per distinct path ----
  * The UBI volume workload on a RAM flash whose N-th operation fails with
  * -EIO. UBI may recover (a failed write moved elsewhere, a failed erase
@@ -1516,6 +1702,7 @@ int main(void)
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
 		cmocka_unit_test(t_flash_errors),
+		cmocka_unit_test(t_mkfs_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
