@@ -23,6 +23,9 @@
  *     create, write, symlink, link, xattrs, rename, truncate, hole, unlink,
  *     chmod, rmdir), each synced; after a remount the tree is the model's
  *     before or after the failed change.
+ *   t_gc_write_errors: a file rewritten until GC must make room on a small
+ *     volume, each volume change failing in turn: each block of the file is
+ *     its previous or its new content after a remount.
  *   t_mkfs_errors: mkfs of a host tree (fs_mkfs, the `ubikit mkfs` library
  *     side) and the format of an empty volume at its first read-write mount
  *     (ubifs_format), with an allocation or a volume change failing: the
@@ -1462,6 +1465,152 @@ static void t_write_errors(void **s)
 	remove(FS_BASE);
 }
 
+/* ---- write errors while GC makes room ----
+ * A small volume (mkfs.ubifs -c 24: a main area of 16 LEBs) whose file /f
+ * of 96 KiB of incompressible bytes is rewritten GC_ROUNDS times, each
+ * time with a small new file that stays and synced: GC must reclaim the old
+ * versions' LEBs, moving the live nodes among them. The
+ * volume's N-th change fails (-EIO), for N over the clean run's changes.
+ * The call that hits it must answer -EIO (or -EROFS once the file system
+ * went read-only); after a remount with nothing failing, each block of /f
+ * holds the previous round's bytes or this round's (nothing else). */
+#define GC_BASE WORK "/gc-base.img"
+#define GC_IMG WORK "/gc.img"
+#define GC_ROUNDS 40
+#define GC_SIZE (96 * 1024)
+static uint8_t gc_buf[GC_SIZE];
+
+static void gc_pattern(int round, uint8_t *b)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(round + 1);
+	for (size_t i = 0; i < GC_SIZE; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b[i] = (uint8_t)(x >> 24);
+	}
+}
+
+/* returns the volume changes made; *round: the round that failed (or
+ * GC_ROUNDS + 1), *err its error */
+static long gc_workload(long fail_at, int *round, int *err)
+{
+	assert_int_equal(tt_copy(GC_BASE, GC_IMG), 0);
+	struct ubi_vol_io inner, vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_err(GC_IMG, 0, 0, &inner, &ue), 0);
+	struct wvol wv = {.in = inner, .fail_at = fail_at};
+	vol = inner;
+	vol.ctx = &wv;
+	vol.read = wv_read;
+	vol.write = wv_write;
+	vol.change = wv_change;
+	vol.unmap = wv_unmap;
+	vol.map = wv_map;
+	vol.is_mapped = wv_is_mapped;
+	vol.sync = wv_sync;
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts rw = {.flags = 0};
+	*err = ubikit_mount(&vol, &rw, &fs);
+	*round = 0;
+	for (int r = 1; !*err && r <= GC_ROUNDS; r++) {
+		*round = r;
+		gc_pattern(r, gc_buf);
+		ssize_t n = put_file(fs, "/f", O_CREAT | O_WRONLY, gc_buf, GC_SIZE, 0);
+		/* and a small file that stays: LEBs of live and dead nodes, so
+		 * that GC has nodes to move */
+		char kp[16];
+		snprintf(kp, sizeof(kp), "/k%d", r);
+		if (n >= 0)
+			n = put_file(fs, kp, O_CREAT | O_WRONLY, gc_buf + 5000, 3000, 0);
+		*err = n < 0 ? (int)n : 0;
+		if (!*err)
+			*err = ubikit_sync(fs);
+	}
+	if (!*err)
+		*round = GC_ROUNDS + 1;
+	if (fs)
+		ubikit_unmount(fs);
+	ubi_flat_close(&inner);
+	return wv.ops;
+}
+
+static void gc_judge(int round, long at)
+{
+	struct ubi_vol_io vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_err(GC_IMG, 0, 1, &vol, &ue), 0);
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts ro = {.flags = UBIKIT_MOUNT_RDONLY};
+	char why[256] = "";
+	if (ubikit_mount_ex(&vol, &ro, &fs, why, sizeof(why)))
+		fail_msg("GC, change %ld failed in round %d: the volume does not mount again: %s", at, round, why);
+	static uint8_t got[GC_SIZE + 1], want[GC_SIZE];
+	struct ubikit_stat st;
+	int e = ubikit_lstat(fs, "/f", &st);
+	ssize_t n = -1;
+	if (!e)
+		n = ubikit_pread_ino(fs, st.ino, got, sizeof(got), 0);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	/* each 4 KiB block is written by its own journal transaction (the
+	 * kernel's writepage): an error between two leaves some blocks new and
+	 * the rest as they were, and the file system read-only (Linux does the
+	 * same); each block must be the previous round's or this one's */
+	static uint8_t prev[GC_SIZE];
+	int ok = 1;
+	if (round > GC_ROUNDS) {
+		gc_pattern(GC_ROUNDS, want);
+		ok = !e && n == GC_SIZE && !memcmp(got, want, GC_SIZE);
+	} else if (e) {
+		ok = e == -ENOENT && round <= 1; /* round 0: the mount itself failed */
+	} else {
+		gc_pattern(round, want);
+		if (round > 1)
+			gc_pattern(round - 1, prev);
+		else
+			memset(prev, 0, sizeof(prev)); /* a new file: a hole reads as zeros */
+		ok = n >= 0 && n <= GC_SIZE && (round == 1 || n == GC_SIZE);
+		for (ssize_t b = 0; ok && b < n; b += 4096) {
+			size_t len = (size_t)(n - b < 4096 ? n - b : 4096);
+			ok = !memcmp(got + b, want + b, len) || !memcmp(got + b, prev + b, len);
+		}
+	}
+	if (!ok)
+		fail_msg("GC, change %ld failed in round %d: /f is not made of round %d's and round %d's blocks (lstat %d, "
+			 "%zd bytes)",
+			 at, round, round - 1, round, e, n);
+}
+
+static void t_gc_write_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	assert_int_equal(system("rm -rf " WORK "/empty && mkdir -p " WORK "/empty && mkfs.ubifs -r " WORK
+				"/empty -m 2048 -e 126976 -c 24 -x none -o " GC_BASE),
+			 0);
+	af_reset(0);
+	int round, err;
+	long total = gc_workload(0, &round, &err);
+	if (err)
+		fail_msg("clean run: round %d returned %d", round, err);
+	gc_judge(GC_ROUNDS + 1, 0);
+	/* the rewrites: about 40 x 96 KiB through 16 LEBs of 124 KiB */
+	assert_true(total > 2 * GC_ROUNDS);
+	int errs = 0, absorbed = 0;
+	long stride = total / 400 + 1;
+	for (long at = 1; at <= total; at += stride) {
+		gc_workload(at, &round, &err);
+		if (err && err != -EIO && err != -EROFS)
+			fail_msg("GC: volume change %ld failed: round %d returned %d, expected -EIO", at, round, err);
+		err ? errs++ : absorbed++;
+		gc_judge(round, at);
+	}
+	fprintf(stderr, "GC: %ld volume changes, every %ld-th failed once: %d runs ended with an error, %d absorbed\n",
+		total, stride, errs, absorbed);
+	assert_true(errs > 0);
+	remove(GC_IMG);
+	remove(GC_BASE);
+}
+
 /* ---- mkfs and the format of an empty volume, failing ----
  * fs_mkfs of a small host tree the test writes (its model: what was
  * written), and the kernel-style format a read-write mount of an empty
@@ -1602,7 +1751,11 @@ static void t_mkfs_errors(void **s)
 	assert_non_null(mk_img);
 	for (int format = 0; format < 2; format++) {
 		const char *what = format ? "format" : "mkfs";
-		/* clean run: sites and volume changes */
+		/* clean run: sites and volume changes (after a first one: what the
+		 * libraries set up once per process, e.g. compressor contexts, is
+		 * then in place as in every later run) */
+		af_reset(0);
+		assert_int_equal(mk_run(format, 0, NULL, &m, 0), 0);
 		af_reset(0);
 		af_record(1);
 		long changes = 0;
@@ -1702,6 +1855,7 @@ int main(void)
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
 		cmocka_unit_test(t_flash_errors),
+		cmocka_unit_test(t_gc_write_errors),
 		cmocka_unit_test(t_mkfs_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
