@@ -1034,6 +1034,7 @@ static ssize_t put_file(struct ubikit_fs *fs, const char *path, int flags, const
 struct wvol {
 	struct ubi_vol_io in;
 	long ops, fail_at;
+	long reads, read_fail_at; /* t_mkfs_errors: the N-th read fails (-EBADMSG) */
 };
 static int wv_fail(struct wvol *w)
 {
@@ -1062,6 +1063,8 @@ static int wv_map(void *c, uint32_t l)
 static int wv_read(void *c, uint32_t l, uint32_t o, void *b, size_t n)
 {
 	struct wvol *w = c;
+	if (++w->reads == w->read_fail_at)
+		return -EBADMSG;
 	return w->in.read(w->in.ctx, l, o, b, n);
 }
 static int wv_is_mapped(void *c, uint32_t l)
@@ -1666,6 +1669,8 @@ static void mk_judge(struct ubi_vol_io *vol, int format, const struct fsmodel *m
 
 /* 0: fs_mkfs of the host tree; 1: the format of the empty volume; a run
  * that succeeds is judged (at: the failure's number, for the message) */
+static long mk_read_fail_at, mk_reads;
+
 static int mk_run(int format, long fail_write_at, long *changes, const struct fsmodel *m, long at)
 {
 	memset(mk_img, 0xFF, (size_t)MK_LEB * MK_LEBS);
@@ -1674,7 +1679,7 @@ static int mk_run(int format, long fail_write_at, long *changes, const struct fs
 	assert_int_equal(ubi_flat_open_mem(mk_img, (size_t)MK_LEB * MK_LEBS, MK_LEB, 0, &inner, &ue), 0);
 	inner.min_io_size = 2048;
 	inner.max_write_size = 2048;
-	struct wvol wv = {.in = inner, .fail_at = fail_write_at};
+	struct wvol wv = {.in = inner, .fail_at = fail_write_at, .read_fail_at = mk_read_fail_at};
 	vol = inner;
 	vol.ctx = &wv;
 	vol.read = wv_read;
@@ -1693,7 +1698,7 @@ static int mk_run(int format, long fail_write_at, long *changes, const struct fs
 		err = ubikit_mount_ex(&vol, &rw, &fs, why, sizeof(why));
 		if (!err)
 			err = ubikit_unmount(fs);
-		else if (!fail_write_at && !af_failed())
+		else if (!fail_write_at && !af_failed() && !mk_read_fail_at)
 			fail_msg("format: clean run: %d %s", err, why);
 	} else {
 		struct fs_mkfs_opts o;
@@ -1713,6 +1718,7 @@ static int mk_run(int format, long fail_write_at, long *changes, const struct fs
 	af_disarm();
 	if (changes)
 		*changes = wv.ops;
+	mk_reads = wv.reads;
 	if (!err)
 		mk_judge(&inner, format, m, format ? "format" : "mkfs", at);
 	ubi_flat_close(&inner);
@@ -1786,8 +1792,24 @@ static void t_mkfs_errors(void **s)
 				fail_msg("%s: volume change %ld failed: returned %d, expected -EIO", what, at, err);
 			err ? eio++ : absorbed++;
 		}
-		fprintf(stderr, "%s: %zu allocation sites, %ld volume changes: %d runs -ENOMEM, %d -EIO, %d absorbed\n",
-			what, n, changes, nomem, eio, absorbed);
+		/* the format reads the volume first (is it empty?), then mounts
+		 * what it wrote: each read failing (-EBADMSG) is that error */
+		int ebadmsg = 0;
+		if (format) {
+			af_reset(0);
+			mk_run(format, 0, NULL, &m, 0);
+			long reads = mk_reads;
+			for (long at = 1; at <= reads; at++) {
+				mk_read_fail_at = at;
+				err = mk_run(format, 0, NULL, &m, 1000000 + at);
+				mk_read_fail_at = 0;
+				if (err && err != -EBADMSG)
+					fail_msg("format: read %ld of %ld failed: returned %d, expected -EBADMSG", at, reads, err);
+				err ? ebadmsg++ : absorbed++;
+			}
+		}
+		fprintf(stderr, "%s: %zu allocation sites, %ld volume changes: %d runs -ENOMEM, %d -EIO, %d -EBADMSG, %d absorbed\n",
+			what, n, changes, nomem, eio, ebadmsg, absorbed);
 		assert_true(nomem > 0 && eio > 0);
 	}
 	free(mk_img);
