@@ -2,7 +2,8 @@
  * formats it (ubifs_format.c) as the kernel's create_default_filesystem
  * does. The reference is the kernel itself: the kernel-images of
  * tests/data were made by Linux formatting a fresh volume (--format-fresh,
- * tests/data/kernel-images/README.md), so their superblocks hold the
+ * tests/data/kernel-images/README.md; a 19-LEB volume in
+ * tests/data/ubifs/format-nand2k-24peb), so their superblocks hold the
  * kernel's own choices for that geometry (journal, log, LPT and orphan
  * LEBs, reserved pool, fanout, lsave, format version, flags). The same
  * volume geometry, empty, is formatted by our mount, and every superblock
