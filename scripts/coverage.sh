@@ -29,6 +29,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 B=${UBIKIT_COV_BUILD:-build-cov}
+# absolute, as LLVM_PROFILE_FILE needs (an absolute UBIKIT_COV_BUILD was prefixed with $PWD)
+case $B in /*) ;; *) B=$PWD/$B ;; esac
 jobs=${UBIKIT_COV_JOBS:-$(nproc)}
 bash scripts/deps.sh
 # llvm-cov and llvm-profdata come with Debian's clang (the default llvm-N).
@@ -45,9 +47,7 @@ if [ "$run" = 1 ]; then
 	rm -rf "$B/prof" && mkdir -p "$B/prof"
 	# %p: one file per process (shell tests start many ubikit processes);
 	# %m: merged per binary when a pid is reused.
-	# B may be absolute (UBIKIT_COV_BUILD=$PWD/build-cov): not under $PWD then.
-	case "$B" in /*) P=$B ;; *) P=$PWD/$B ;; esac
-	export LLVM_PROFILE_FILE="$P/prof/%p-%m.profraw"
+	export LLVM_PROFILE_FILE="$B/prof/%p-%m.profraw"
 	args=(--output-on-failure -j"$jobs")
 	[ "$vm" = 1 ] || args+=(-LE vm)
 	[ -n "$regex" ] && args+=(-R "$regex")

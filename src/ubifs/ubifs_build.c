@@ -86,7 +86,10 @@ static int lpt_geom(struct ubifs_fs *fs, uint32_t main_lebs_all, struct util_err
 			fs->main_first = fs->leb_cnt - fs->main_lebs;
 			uint64_t sz;
 			uint32_t ltab;
-			if (ubifs_lpt_calc_size(fs, &sz, &ltab))
+			int err = ubifs_lpt_calc_size(fs, &sz, &ltab);
+			if (err == -ENOMEM)
+				return util_err_set(e, err, "mkfs: out of memory");
+			if (err)
 				return util_err_set(e, -EINVAL, "mkfs: the LPT of %u LEBs does not fit this geometry",
 						    fs->sb.max_leb_cnt);
 			if (!big && sz > fs->leb_size)
@@ -150,13 +153,25 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 	}
 	if (!p.log_lebs)
 		p.log_lebs = calc_min_log_lebs(&p, p.max_bud_bytes) + 2;
-	if (p.log_lebs < MIN_LOG_LEBS || (!p.kernel_limits && p.log_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT))
-		return util_err_set(e, -EINVAL, "mkfs: bad log LEB count %u", p.log_lebs);
+	/* mkfs.ubifs's limits for -l and -p: below max_leb_cnt - UBIFS_MIN_LEB_CNT */
+	int64_t area_max = (int64_t)p.max_leb_cnt - UBIFS_MIN_LEB_CNT - 1;
+	if (p.log_lebs < MIN_LOG_LEBS || (!p.kernel_limits && p.log_lebs > area_max))
+		return util_err_set(e, -EINVAL, "mkfs: bad log LEB count %u: at least %u, and %u LEBs (-c) allow at most %lld",
+				    p.log_lebs, MIN_LOG_LEBS, p.max_leb_cnt, (long long)(area_max > 0 ? area_max : 0));
 	if (p.log_lebs < calc_min_log_lebs(&p, p.max_bud_bytes))
 		return util_err_set(e, -EINVAL, "mkfs: too few log LEBs (%u) for a journal of %llu bytes, minimum %u",
 				    p.log_lebs, (unsigned long long)p.max_bud_bytes, calc_min_log_lebs(&p, p.max_bud_bytes));
-	if (!p.kernel_limits && p.orph_lebs >= p.max_leb_cnt - UBIFS_MIN_LEB_CNT)
-		return util_err_set(e, -EINVAL, "mkfs: bad orphan LEB count %u", p.orph_lebs);
+	if (!p.kernel_limits && p.orph_lebs > area_max)
+		return util_err_set(e, -EINVAL, "mkfs: bad orphan LEB count %u: %u LEBs (-c) allow at most %lld",
+				    p.orph_lebs, p.max_leb_cnt, (long long)(area_max > 0 ? area_max : 0));
+	/* each area fits alone, but together they may leave too small a main
+	 * area: the kernel mounts only leb_cnt >= SB + 2 masters + log + LPT +
+	 * orphans + 3 heads + 6 (validate_sb), and leb_cnt <= max_leb_cnt */
+	uint64_t need = 12ull + p.log_lebs + MIN_LPT_LEBS + p.orph_lebs;
+	if (need > p.max_leb_cnt)
+		return util_err_set(e, -EINVAL,
+				    "mkfs: %u LEBs (-c) are too few for %u log and %u orphan LEBs: at least %llu needed",
+				    p.max_leb_cnt, p.log_lebs, p.orph_lebs, (unsigned long long)need);
 	if (p.max_bud_bytes < (uint64_t)p.leb_size * MIN_BUD_LEBS)
 		return util_err_set(e, -EINVAL, "mkfs: too small journal (%llu bytes), at least %llu",
 				    (unsigned long long)p.max_bud_bytes, (unsigned long long)p.leb_size * MIN_BUD_LEBS);
@@ -185,6 +200,11 @@ int ubifs_build_new(const struct ubifs_build_params *pin, struct ubi_vol_io *vol
 		fs->sb.lpt_lebs = p.lpt_lebs;
 		fs->lpt_last = fs->lpt_first + p.lpt_lebs - 1;
 	}
+	if (!err && 12ull + p.log_lebs + fs->sb.lpt_lebs + p.orph_lebs > p.max_leb_cnt)
+		err = util_err_set(e, -EINVAL,
+				   "mkfs: %u LEBs (-c) are too few for %u log, %u LPT and %u orphan LEBs: at least %llu needed",
+				   p.max_leb_cnt, p.log_lebs, fs->sb.lpt_lebs, p.orph_lebs,
+				   12ull + p.log_lebs + fs->sb.lpt_lebs + p.orph_lebs);
 	if (err) {
 		free(fs);
 		free(b);
@@ -278,6 +298,15 @@ void ubifs_build_free(struct ubifs_build *b)
 uint64_t ubifs_build_sqnum(struct ubifs_build *b)
 {
 	return ubifs_next_sqnum(b->fs);
+}
+
+/* every failure leaves a message for ubifs_build_errmsg (the layers below
+ * do not name all of their allocation failures) */
+static int with_msg(struct ubifs_build *b, int err)
+{
+	if (err && !b->fs->err.msg[0])
+		util_err_set(&b->fs->err, err, err == -ENOMEM ? "mkfs: out of memory" : "mkfs: error %d", err);
+	return err;
 }
 
 /* write out the LEB being filled: padded to min. I/O, the rest erased */
@@ -388,7 +417,7 @@ int ubifs_build_add(struct ubifs_build *b, uint8_t *node, uint32_t len, const st
 {
 	ubifs_node_finish(node, len, ubifs_next_sqnum(b->fs));
 	if (len > POOL_NODE_MAX)
-		return place(b, node, len, key);
+		return with_msg(b, place(b, node, len, key));
 	/* small nodes wait in the pool to fill LEB ends */
 	if (b->pool_n == b->pool_cap) {
 		size_t nc = b->pool_cap ? b->pool_cap * 2 : 4096;
@@ -515,7 +544,14 @@ static void sb_pack(uint8_t *n, const struct ubifs_sb_node *sb)
 	put_le16(n + 256, sb->hash_algo);
 }
 
+static int build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st);
+
 int ubifs_build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)
+{
+	return with_msg(b, build_finish(b, highest_inum, st));
+}
+
+static int build_finish(struct ubifs_build *b, uint64_t highest_inum, struct ubifs_build_stats *st)
 {
 	struct ubifs_fs *fs = b->fs;
 	int err = drain_pool(b);

@@ -89,6 +89,7 @@ static void kernel_defaults(const struct ubi_vol_io *vol, struct ubifs_build_par
 	p->key_hash = UBIFS_KEY_HASH_R5;
 	p->time_gran = 1000000000;
 	p->double_hash = 1;
+	p->kernel_limits = 1; /* not mkfs.ubifs's -l/-p limits: the kernel formats 19 LEBs with 2 + 2 */
 }
 
 int ubifs_format(struct ubi_vol_io *vol, const struct ubifs_format_opts *o, struct util_err *e)

@@ -515,7 +515,7 @@ int ubifs_lpt_commit(struct ubifs_lpt *lpt, struct ubifs_lpt_pos *pos)
 	free(ltab_cmt);
 	free(p.v);
 	if (err)
-		return err;
+		return err == -ENOMEM ? util_err_set(&lpt->fs->err, err, "LPT commit: out of memory") : err;
 	/* all written: nothing is dirty, the LEBs taken are no longer pending */
 	memset(lpt->pdirty, 0, lpt->pnode_cnt);
 	for (uint32_t l = 1; l <= lpt->hght; l++)

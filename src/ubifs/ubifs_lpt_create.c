@@ -30,7 +30,7 @@ int ubifs_lpt_create(struct ubifs_fs *fs, const struct ubifs_lprops *lp, struct 
 	*out = NULL;
 	struct ubifs_lpt *lpt = calloc(1, sizeof(*lpt));
 	if (!lpt)
-		return -ENOMEM;
+		return util_err_set(&fs->err, -ENOMEM, "LPT: out of memory");
 	lpt->fs = fs;
 	if (lpt_calc_geometry(lpt, fs)) {
 		free(lpt);

@@ -27,7 +27,7 @@ int ubifs_master_write(struct ubifs_fs *fs)
 	fs->mst.highest_inum = fs->highest_inum;
 	uint8_t *buf = calloc(1, alsz);
 	if (!buf)
-		return -ENOMEM;
+		return util_err_set(&fs->err, -ENOMEM, "master node: out of memory");
 	for (uint32_t lnum = UBIFS_MST_LNUM; lnum <= UBIFS_MST_LNUM + 1; lnum++) {
 		if (lnum > UBIFS_MST_LNUM && offs == 0) {
 			err = ubifs_leb_unmap(fs, lnum);

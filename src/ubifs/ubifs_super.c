@@ -143,7 +143,10 @@ int ubifs_mount(struct ubi_vol_io *vol, const struct ubifs_mount_opts *opts, str
 	int read_only = opts ? opts->read_only : 1;
 	if (!read_only && (vol->read_only || !vol->write))
 		return util_err_set(errp, -EROFS, "mount: the volume is read-only, mount read-only");
-	if (!read_only && ubifs_vol_is_empty(vol) == 1) {
+	int empty = read_only ? 0 : ubifs_vol_is_empty(vol);
+	if (empty < 0) /* not a reason to mount as if it held a file system */
+		return util_err_set(errp, empty, "mount: cannot tell whether the volume is empty (error %d)", empty);
+	if (empty) {
 		/* kernel: the first mount of an empty volume formats it */
 		/* kernel get_default_compressor: zstd when built in, else LZO */
 #ifdef UBIKIT_HAVE_ZSTD

@@ -23,6 +23,14 @@
  *     create, write, symlink, link, xattrs, rename, truncate, hole, unlink,
  *     chmod, rmdir), each synced; after a remount the tree is the model's
  *     before or after the failed change.
+ *   t_gc_write_errors: a file rewritten until GC must make room on a small
+ *     volume, each volume change failing in turn: each block of the file is
+ *     its previous or its new content after a remount.
+ *   t_mkfs_errors: mkfs of a host tree (fs_mkfs, the `ubikit mkfs` library
+ *     side) and the format of an empty volume at its first read-write mount
+ *     (ubifs_format), with an allocation or a volume change failing: the
+ *     error must be -ENOMEM / -EIO; a run that succeeds must give the tree
+ *     the test wrote on the host (an empty root for the format).
  * Never another error, another tree, a crash or (ASan build) a leak. */
 #include <errno.h>
 #include <execinfo.h>
@@ -41,6 +49,7 @@
 
 #include "af_wrap.h"
 #include "flash/flash.h"
+#include "fs/fs_mkfs.h"
 #include "flash/flash_sim.h"
 #include "ubi/ubi.h"
 #include "ubi/ubi_flat.h"
@@ -1025,6 +1034,7 @@ static ssize_t put_file(struct ubikit_fs *fs, const char *path, int flags, const
 struct wvol {
 	struct ubi_vol_io in;
 	long ops, fail_at;
+	long reads, read_fail_at; /* t_mkfs_errors: the N-th read fails (-EBADMSG) */
 };
 static int wv_fail(struct wvol *w)
 {
@@ -1053,6 +1063,8 @@ static int wv_map(void *c, uint32_t l)
 static int wv_read(void *c, uint32_t l, uint32_t o, void *b, size_t n)
 {
 	struct wvol *w = c;
+	if (++w->reads == w->read_fail_at)
+		return -EBADMSG;
 	return w->in.read(w->in.ctx, l, o, b, n);
 }
 static int wv_is_mapped(void *c, uint32_t l)
@@ -1456,6 +1468,355 @@ static void t_write_errors(void **s)
 	remove(FS_BASE);
 }
 
+/* ---- write errors while GC makes room ----
+ * A small volume (mkfs.ubifs -c 24: a main area of 16 LEBs) whose file /f
+ * of 96 KiB of incompressible bytes is rewritten GC_ROUNDS times, each
+ * time with a small new file that stays and synced: GC must reclaim the old
+ * versions' LEBs, moving the live nodes among them. The
+ * volume's N-th change fails (-EIO), for N over the clean run's changes.
+ * The call that hits it must answer -EIO (or -EROFS once the file system
+ * went read-only); after a remount with nothing failing, each block of /f
+ * holds the previous round's bytes or this round's (nothing else). */
+#define GC_BASE WORK "/gc-base.img"
+#define GC_IMG WORK "/gc.img"
+#define GC_ROUNDS 40
+#define GC_SIZE (96 * 1024)
+static uint8_t gc_buf[GC_SIZE];
+
+static void gc_pattern(int round, uint8_t *b)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(round + 1);
+	for (size_t i = 0; i < GC_SIZE; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b[i] = (uint8_t)(x >> 24);
+	}
+}
+
+/* returns the volume changes made; *round: the round that failed (or
+ * GC_ROUNDS + 1), *err its error */
+static long gc_workload(long fail_at, int *round, int *err)
+{
+	assert_int_equal(tt_copy(GC_BASE, GC_IMG), 0);
+	struct ubi_vol_io inner, vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_err(GC_IMG, 0, 0, &inner, &ue), 0);
+	struct wvol wv = {.in = inner, .fail_at = fail_at};
+	vol = inner;
+	vol.ctx = &wv;
+	vol.read = wv_read;
+	vol.write = wv_write;
+	vol.change = wv_change;
+	vol.unmap = wv_unmap;
+	vol.map = wv_map;
+	vol.is_mapped = wv_is_mapped;
+	vol.sync = wv_sync;
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts rw = {.flags = 0};
+	*err = ubikit_mount(&vol, &rw, &fs);
+	*round = 0;
+	for (int r = 1; !*err && r <= GC_ROUNDS; r++) {
+		*round = r;
+		gc_pattern(r, gc_buf);
+		ssize_t n = put_file(fs, "/f", O_CREAT | O_WRONLY, gc_buf, GC_SIZE, 0);
+		/* and a small file that stays: LEBs of live and dead nodes, so
+		 * that GC has nodes to move */
+		char kp[16];
+		snprintf(kp, sizeof(kp), "/k%d", r);
+		if (n >= 0)
+			n = put_file(fs, kp, O_CREAT | O_WRONLY, gc_buf + 5000, 3000, 0);
+		*err = n < 0 ? (int)n : 0;
+		if (!*err)
+			*err = ubikit_sync(fs);
+	}
+	if (!*err)
+		*round = GC_ROUNDS + 1;
+	if (fs)
+		ubikit_unmount(fs);
+	ubi_flat_close(&inner);
+	return wv.ops;
+}
+
+static void gc_judge(int round, long at)
+{
+	struct ubi_vol_io vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_err(GC_IMG, 0, 1, &vol, &ue), 0);
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts ro = {.flags = UBIKIT_MOUNT_RDONLY};
+	char why[256] = "";
+	if (ubikit_mount_ex(&vol, &ro, &fs, why, sizeof(why)))
+		fail_msg("GC, change %ld failed in round %d: the volume does not mount again: %s", at, round, why);
+	static uint8_t got[GC_SIZE + 1], want[GC_SIZE];
+	struct ubikit_stat st;
+	int e = ubikit_lstat(fs, "/f", &st);
+	ssize_t n = -1;
+	if (!e)
+		n = ubikit_pread_ino(fs, st.ino, got, sizeof(got), 0);
+	ubikit_unmount(fs);
+	ubi_flat_close(&vol);
+	/* each 4 KiB block is written by its own journal transaction (the
+	 * kernel's writepage): an error between two leaves some blocks new and
+	 * the rest as they were, and the file system read-only (Linux does the
+	 * same); each block must be the previous round's or this one's */
+	static uint8_t prev[GC_SIZE];
+	int ok = 1;
+	if (round > GC_ROUNDS) {
+		gc_pattern(GC_ROUNDS, want);
+		ok = !e && n == GC_SIZE && !memcmp(got, want, GC_SIZE);
+	} else if (e) {
+		ok = e == -ENOENT && round <= 1; /* round 0: the mount itself failed */
+	} else {
+		gc_pattern(round, want);
+		if (round > 1)
+			gc_pattern(round - 1, prev);
+		else
+			memset(prev, 0, sizeof(prev)); /* a new file: a hole reads as zeros */
+		ok = n >= 0 && n <= GC_SIZE && (round == 1 || n == GC_SIZE);
+		for (ssize_t b = 0; ok && b < n; b += 4096) {
+			size_t len = (size_t)(n - b < 4096 ? n - b : 4096);
+			ok = !memcmp(got + b, want + b, len) || !memcmp(got + b, prev + b, len);
+		}
+	}
+	if (!ok)
+		fail_msg("GC, change %ld failed in round %d: /f is not made of round %d's and round %d's blocks (lstat %d, "
+			 "%zd bytes)",
+			 at, round, round - 1, round, e, n);
+}
+
+static void t_gc_write_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	assert_int_equal(system("rm -rf " WORK "/empty && mkdir -p " WORK "/empty && mkfs.ubifs -r " WORK
+				"/empty -m 2048 -e 126976 -c 24 -x none -o " GC_BASE),
+			 0);
+	af_reset(0);
+	int round, err;
+	long total = gc_workload(0, &round, &err);
+	if (err)
+		fail_msg("clean run: round %d returned %d", round, err);
+	gc_judge(GC_ROUNDS + 1, 0);
+	/* the rewrites: about 40 x 96 KiB through 16 LEBs of 124 KiB */
+	assert_true(total > 2 * GC_ROUNDS);
+	int errs = 0, absorbed = 0;
+	long stride = total / 150 + 1; /* about 150 runs: the sanitizer build stays under a minute or so */
+	for (long at = 1; at <= total; at += stride) {
+		gc_workload(at, &round, &err);
+		if (err && err != -EIO && err != -EROFS)
+			fail_msg("GC: volume change %ld failed: round %d returned %d, expected -EIO", at, round, err);
+		err ? errs++ : absorbed++;
+		gc_judge(round, at);
+	}
+	fprintf(stderr, "GC: %ld volume changes, every %ld-th failed once: %d runs ended with an error, %d absorbed\n",
+		total, stride, errs, absorbed);
+	assert_true(errs > 0);
+	remove(GC_IMG);
+	remove(GC_BASE);
+}
+
+/* ---- mkfs and the format of an empty volume, failing ----
+ * fs_mkfs of a small host tree the test writes (its model: what was
+ * written), and the kernel-style format a read-write mount of an empty
+ * volume makes, on a RAM volume of 64 LEBs whose N-th change fails (every N
+ * of a clean run) or with one allocation failing (the first and the last
+ * of each call site). The call must answer -EIO / -ENOMEM, or succeed: then
+ * a read-only mount shows the host tree (the format: an empty root). */
+#define MK_LEB 126976
+#define MK_LEBS 64
+#define MK_SRC WORK "/mksrc"
+static uint8_t *mk_img;
+
+static void mk_model(struct fsmodel *m)
+{
+	memset(m, 0, sizeof(*m));
+	int i = fm_new(m, "/a", 'f', 0644);
+	memcpy(m->ino[i].data, "hello\n", 6);
+	m->ino[i].size = 6;
+	fm_new(m, "/d", 'd', 0755);
+	i = fm_new(m, "/d/big", 'f', 0600);
+	for (size_t k = 0; k < 6000; k++)
+		m->ino[i].data[k] = (uint8_t)(k % 251 == 0 ? k / 251 : k * 13); /* compressible, not trivially */
+	m->ino[i].size = 6000;
+	fm_new(m, "/e", 'd', 0700);
+	i = fm_new(m, "/l", 'l', 0777);
+	snprintf(m->ino[i].target, sizeof(m->ino[i].target), "d/big");
+	m->ino[i].size = 5; /* a symlink's size: its target's length */
+}
+
+static void mk_host_tree(const struct fsmodel *m)
+{
+	assert_int_equal(system("rm -rf " MK_SRC " && mkdir -p " MK_SRC), 0);
+	for (int k = 0; k < m->nd; k++) {
+		const struct mino *in = &m->ino[m->d[k].ino];
+		char p[300];
+		snprintf(p, sizeof(p), "%s%s", MK_SRC, m->d[k].path);
+		if (in->type == 'd') {
+			assert_int_equal(mkdir(p, 0700), 0);
+		} else if (in->type == 'l') {
+			assert_int_equal(symlink(in->target, p), 0);
+			continue;
+		} else {
+			int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			assert_true(fd >= 0);
+			assert_int_equal(write(fd, in->data, in->size), (ssize_t)in->size);
+			close(fd);
+		}
+		assert_int_equal(chmod(p, in->mode), 0);
+	}
+}
+
+static void mk_judge(struct ubi_vol_io *vol, int format, const struct fsmodel *m, const char *what, long at);
+
+/* 0: fs_mkfs of the host tree; 1: the format of the empty volume; a run
+ * that succeeds is judged (at: the failure's number, for the message) */
+static long mk_read_fail_at, mk_reads;
+
+static int mk_run(int format, long fail_write_at, long *changes, const struct fsmodel *m, long at)
+{
+	memset(mk_img, 0xFF, (size_t)MK_LEB * MK_LEBS);
+	struct ubi_vol_io inner, vol;
+	struct util_err ue = {0};
+	assert_int_equal(ubi_flat_open_mem(mk_img, (size_t)MK_LEB * MK_LEBS, MK_LEB, 0, &inner, &ue), 0);
+	inner.min_io_size = 2048;
+	inner.max_write_size = 2048;
+	struct wvol wv = {.in = inner, .fail_at = fail_write_at, .read_fail_at = mk_read_fail_at};
+	vol = inner;
+	vol.ctx = &wv;
+	vol.read = wv_read;
+	vol.write = wv_write;
+	vol.change = wv_change;
+	vol.unmap = wv_unmap;
+	vol.map = wv_map;
+	vol.is_mapped = NULL; /* a flat image says every LEB is mapped: emptiness is read */
+	vol.sync = wv_sync;
+	int err;
+	af_arm();
+	if (format) {
+		struct ubikit_fs *fs = NULL;
+		struct ubikit_mount_opts rw = {.flags = 0};
+		char why[256] = "";
+		err = ubikit_mount_ex(&vol, &rw, &fs, why, sizeof(why));
+		if (!err)
+			err = ubikit_unmount(fs);
+		else if (!fail_write_at && !af_failed() && !mk_read_fail_at)
+			fail_msg("format: clean run: %d %s", err, why);
+	} else {
+		struct fs_mkfs_opts o;
+		memset(&o, 0, sizeof(o));
+		o.root = MK_SRC;
+		o.bp.min_io_size = 2048;
+		o.bp.leb_size = MK_LEB;
+		o.bp.max_leb_cnt = MK_LEBS;
+		o.bp.default_compr = 1; /* LZO */
+		o.no_xattrs = 1;
+		o.threads = 1;
+		struct fs_mkfs_stats st;
+		err = fs_mkfs(&vol, &o, &st, &ue);
+		if (err && !ue.msg[0])
+			fail_msg("mkfs failed with %d and no message (allocation call site %#lx)", err, (unsigned long)af_failed_ra());
+	}
+	af_disarm();
+	if (changes)
+		*changes = wv.ops;
+	mk_reads = wv.reads;
+	if (!err)
+		mk_judge(&inner, format, m, format ? "format" : "mkfs", at);
+	ubi_flat_close(&inner);
+	return err;
+}
+
+/* a run that succeeded: a read-only mount of the volume (still open)
+ * shows the host tree, or an empty root after the format */
+static void mk_judge(struct ubi_vol_io *vol, int format, const struct fsmodel *m, const char *what, long at)
+{
+	struct out want = {0}, got = {0};
+	static struct fsmodel empty;
+	fm_dump(format ? &empty : m, &want);
+	struct ubikit_fs *fs = NULL;
+	struct ubikit_mount_opts ro = {.flags = UBIKIT_MOUNT_RDONLY};
+	char why[256] = "";
+	int err = ubikit_mount_ex(vol, &ro, &fs, why, sizeof(why));
+	if (err)
+		fail_msg("%s %ld: succeeded, but the result does not mount: %d %s", what, at, err, why);
+	fs_dump(fs, &got);
+	ubikit_unmount(fs);
+	if (strcmp(want.s, got.s))
+		fail_msg("%s %ld: succeeded, the volume holds\n%swhile the host tree is\n%s", what, at, got.s, want.s);
+	free(want.s);
+	free(got.s);
+}
+
+static void t_mkfs_errors(void **s)
+{
+	(void)s;
+	mkdir(WORK, 0755);
+	struct fsmodel m;
+	mk_model(&m);
+	mk_host_tree(&m);
+	mk_img = af_test_malloc((size_t)MK_LEB * MK_LEBS);
+	assert_non_null(mk_img);
+	for (int format = 0; format < 2; format++) {
+		const char *what = format ? "format" : "mkfs";
+		/* clean run: sites and volume changes (after a first one: what the
+		 * libraries set up once per process, e.g. compressor contexts, is
+		 * then in place as in every later run) */
+		af_reset(0);
+		assert_int_equal(mk_run(format, 0, NULL, &m, 0), 0);
+		af_reset(0);
+		af_record(1);
+		long changes = 0;
+		int err = mk_run(format, 0, &changes, &m, 0);
+		af_record(0);
+		if (err)
+			fail_msg("%s: clean run failed: %d", what, err);
+		static struct af_site sites[AF_MAX_SITES];
+		size_t n = af_sites(sites, AF_MAX_SITES);
+		int nomem = 0, eio = 0, absorbed = 0;
+		for (size_t i = 0; i < n; i++) {
+			long at[2] = {sites[i].first, sites[i].last};
+			for (int j = 0; j < (at[1] != at[0] ? 2 : 1); j++) {
+				af_reset(at[j]);
+				err = mk_run(format, 0, NULL, &m, at[j]);
+				if (!af_failed())
+					fail_msg("%s: allocation %ld was never reached", what, at[j]);
+				if (err && err != -ENOMEM)
+					fail_msg("%s: allocation %ld (call site %#lx) failed: returned %d, expected -ENOMEM", what,
+						 at[j], (unsigned long)af_failed_ra(), err);
+				err ? nomem++ : absorbed++;
+			}
+		}
+		af_reset(0);
+		for (long at = 1; at <= changes; at++) {
+			err = mk_run(format, at, NULL, &m, -at);
+			if (err && err != -EIO)
+				fail_msg("%s: volume change %ld failed: returned %d, expected -EIO", what, at, err);
+			err ? eio++ : absorbed++;
+		}
+		/* the format reads the volume first (is it empty?), then mounts
+		 * what it wrote: each read failing (-EBADMSG) is that error */
+		int ebadmsg = 0;
+		if (format) {
+			af_reset(0);
+			mk_run(format, 0, NULL, &m, 0);
+			long reads = mk_reads;
+			for (long at = 1; at <= reads; at++) {
+				mk_read_fail_at = at;
+				err = mk_run(format, 0, NULL, &m, 1000000 + at);
+				mk_read_fail_at = 0;
+				if (err && err != -EBADMSG)
+					fail_msg("format: read %ld of %ld failed: returned %d, expected -EBADMSG", at, reads, err);
+				err ? ebadmsg++ : absorbed++;
+			}
+		}
+		fprintf(stderr, "%s: %zu allocation sites, %ld volume changes: %d runs -ENOMEM, %d -EIO, %d -EBADMSG, %d absorbed\n",
+			what, n, changes, nomem, eio, ebadmsg, absorbed);
+		assert_true(nomem > 0 && eio > 0);
+	}
+	free(mk_img);
+	mk_img = NULL;
+	assert_int_equal(system("rm -rf " MK_SRC), 0);
+}
+
 /* ---- flash errors under UBI, one per distinct path ----
  * The UBI volume workload on a RAM flash whose N-th operation fails with
  * -EIO. UBI may recover (a failed write moved elsewhere, a failed erase
@@ -1516,6 +1877,8 @@ int main(void)
 		cmocka_unit_test(t_read_errors),
 		cmocka_unit_test(t_write_errors),
 		cmocka_unit_test(t_flash_errors),
+		cmocka_unit_test(t_gc_write_errors),
+		cmocka_unit_test(t_mkfs_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

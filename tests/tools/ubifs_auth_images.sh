@@ -7,7 +7,9 @@
 # message; the image is never modified. With --auth-cert the superblock's
 # PKCS#7 signature is verified; OpenSSL's own `openssl cms -verify` on the
 # same bytes is the reference: both accept the signer's certificate, both
-# refuse another one and a superblock changed behind a valid CRC. (The VM's
+# refuse another one and a superblock changed behind a valid CRC; damaged
+# signature nodes are refused as the kernel's ubifs_sb_verify_signature
+# does (magic, length, CRC, type, not CMS). (The VM's
 # kernel has no CONFIG_UBIFS_FS_AUTHENTICATION, so there are no kernel-made
 # ones.)
 set -euo pipefail
@@ -128,3 +130,46 @@ grep -q "a certificate was given, but this UBIFS is not authenticated" "$S/err" 
 if "$UBIKIT" ls --auth-cert "$D/source.manifest" "$S/auth-sha256.ubi" / >/dev/null 2>"$S/err"; then fail "a text file was taken as a certificate"; fi
 grep -q "certificate: not an X.509 certificate (PEM or DER)" "$S/err" || { cat "$S/err"; fail "bad certificate message"; }
 echo "ok certificate errors"
+# a damaged signature node (LEB 0 after the superblock): the kernel's
+# ubifs_sb_verify_signature takes only a signature node (type 13) with a
+# good CRC, a length that holds the signature, type 1 (PKCS#7) and a CMS
+# structure inside; OpenSSL's command line refuses the changed DER too
+sig_damage() { # IN OUT MODE
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = 0
+while True:  # the superblock node, then the signature node 4096 bytes after it
+    i = b.index(b'\x31\x18\x10\x06', i)
+    if b[i + 20] == 6 and b[i + 4096:i + 4100] == b'\x31\x18\x10\x06' and b[i + 4096 + 20] == 13:
+        break
+    i += 4
+n = i + 4096
+ln = struct.unpack_from('<I', b, n + 16)[0]
+mode = sys.argv[3]
+if mode == 'magic':
+    b[n:n + 4] = b'\0\0\0\0'
+elif mode == 'len':
+    struct.pack_into('<I', b, n + 16, 63)
+elif mode == 'type':
+    struct.pack_into('<I', b, n + 24, 2)
+elif mode in ('crc', 'der'):
+    b[n + 64] ^= 0x01  # the DER's first byte: SEQUENCE 0x30 becomes 0x31
+open(sys.argv[4] if len(sys.argv) > 4 else sys.argv[2] + '.der', 'wb').write(bytes(b[n + 64:n + ln]))
+if mode not in ('magic', 'crc'):
+    end = n + struct.unpack_from('<I', b, n + 16)[0]
+    struct.pack_into('<I', b, n + 4, zlib.crc32(bytes(b[n + 8:max(end, n + 24)])) ^ 0xffffffff)
+open(sys.argv[2], 'wb').write(b)
+PY
+}
+img=$S/auth-sha256.ubi
+sig_damage "$img" "$S/sig.ubi" der
+if openssl cms -cmsout -inform DER -in "$S/sig.ubi.der" >/dev/null 2>&1; then fail "openssl parsed the changed signature (bad reference)"; fi
+for m in "magic:no signature node at LEB 0:4096" "len:signature node at LEB 0:4096: length 63" \
+	"crc:signature node at LEB 0:4096: bad CRC" "type:signature type 2 at LEB 0:4096, expected 1 \(PKCS#7\)" \
+	"der:the signature at LEB 0:4160 is not a PKCS#7/CMS structure"; do
+	sig_damage "$img" "$S/sig.ubi" "${m%%:*}"
+	expect_fail 1 "${m#*:}" "$UBIKIT" ls --auth-cert "$D/auth-cert.pem" "$S/sig.ubi" /
+	"$UBIKIT" ls "$S/sig.ubi" / >/dev/null 2>&1 || fail "signature ${m%%:*}: the image does not read without a certificate"
+done
+echo "ok damaged signature nodes"

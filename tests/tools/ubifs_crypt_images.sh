@@ -12,6 +12,7 @@
 # crypt-kernel: directories the kernel encrypted itself, policies v1 and v2
 # (the only v2 reference): ls/extract without the key give the kernel's
 # no-key view, extract with the key its view with the key (see below).
+# Damaged encryption contexts are refused as fscrypt's policy rules say.
 set -euo pipefail
 . "$(dirname "$0")/ubifs_lib.sh"
 S=${UBIKIT_SCRATCH:?}
@@ -127,3 +128,39 @@ grep -q "not its master key (policy v2 key identifier $kid; the key's is [0-9a-f
 	{ cat "$S/err"; fail "$name: v2 wrong-key message"; }
 [ "$(md5sum <"$img")" = "$sum0" ] || fail "$name: the image was modified"
 echo "ok $name ($(wc -l <"$S/kernel.paths") entries, policies v1 and v2, kernel-encrypted)"
+
+# damaged encryption contexts (the xattr "c" of each encrypted inode, node
+# CRCs made valid again): fscrypt's own rules (fs/crypto/policy.c) take
+# only contexts v1 (28 bytes) and v2 (40 bytes), AES-256-XTS contents with
+# AES-256-CTS names here, and the padding flags: each change is refused
+# with the key given, naming the inode and what is not supported
+ctx_flip() { # IN OUT BYTE VALUE: set BYTE of every v1/v2 context to VALUE
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+src, dst, byte, val = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4], 0)
+b = bytearray(open(src, 'rb').read())
+n, magic = 0, b'\x31\x18\x10\x06'
+i = b.find(magic)
+while i >= 0:
+    if b[i + 20] == 0 and i + 200 < len(b):  # an inode node (spec §5)
+        ln, dl = struct.unpack_from('<I', b, i + 16)[0], struct.unpack_from('<I', b, i + 112)[0]
+        d = i + 160
+        if (ln, dl) in ((188, 28), (200, 40)) and b[d] == (1 if dl == 28 else 2) and b[d + 1:d + 3] == b'\x01\x04':
+            b[d + byte] = val
+            struct.pack_into('<I', b, i + 4, zlib.crc32(bytes(b[i + 8:i + ln])) ^ 0xffffffff)
+            n += 1
+    i = b.find(magic, i + 8)
+assert n >= 10, 'only %d contexts found' % n
+open(dst, 'wb').write(b)
+PY
+}
+gzip -dc "$D/crypt-v1-xts.ubi.gz" >"$S/v1.ubi"
+ctx_flip "$S/v1.ubi" "$S/bad.ubi" 0 3
+expect_fail 1 "/d: inode [0-9]+: unknown fscrypt context \(version 3, 28 bytes\)" "$UBIKIT" ls --key "$D/v1.key" "$S/bad.ubi" /d
+ctx_flip "$S/v1.ubi" "$S/bad.ubi" 1 9
+expect_fail 1 "inode [0-9]+: fscrypt modes 9/4 flags 0x0 not supported" "$UBIKIT" extract -q --key "$D/v1.key" "$S/bad.ubi" -o "$S/bad"
+ctx_flip "$S/v1.ubi" "$S/bad.ubi" 3 0x10
+expect_fail 1 "inode [0-9]+: fscrypt modes 1/4 flags 0x10 not supported" "$UBIKIT" cat --key "$D/v1.key" "$S/bad.ubi" /d/big.bin
+ctx_flip "$img" "$S/bad.img" 2 9
+expect_fail 1 "/v2: .*inode [0-9]+: fscrypt modes 1/9 flags 0x3 not supported" "$UBIKIT" ls --key "$D/v1.key" "$S/bad.img" /v2
+echo "ok damaged encryption contexts refused"

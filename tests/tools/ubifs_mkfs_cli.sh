@@ -142,6 +142,73 @@ expect_fail 2 "option --auth-key is not supported .*authentication" "$UBIKIT" mk
 expect_fail 2 'bad compressor "lz4"' "$UBIKIT" mkfs -x lz4 -r "$S/src" ${GEO[nand2k]} -o "$S/e.img"
 expect_fail 2 'bad value "0" for -X' "$UBIKIT" mkfs -x favor_lzo -X 0 -r "$S/src" ${GEO[nand2k]} -o "$S/e.img"
 expect_fail 1 "bad root directory .*nonexistent" "$UBIKIT" mkfs -r "$S/nonexistent" ${GEO[nand2k]} -o "$S/e.img"
+# geometry options against mkfs.ubifs: the same flags give the same
+# superblock (every field but leb_cnt, which depends on the layout, and the
+# UUID); flags mkfs.ubifs refuses are refused, with the reason
+sbfields() { # IMG: the superblock's fields (../shared/spec/UBIFS-FORMAT.md §14 offsets)
+	python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read(4096)
+assert b[:4] == b'\x31\x18\x10\x06' and b[20] == 6, 'no superblock node at offset 0'
+f = [('key_hash', 26, 'B'), ('key_fmt', 27, 'B'), ('flags', 28, 'I'), ('min_io', 32, 'I'), ('leb_size', 36, 'I'),
+     ('max_leb_cnt', 44, 'I'), ('max_bud_bytes', 48, 'Q'), ('log_lebs', 56, 'I'), ('lpt_lebs', 60, 'I'),
+     ('orph_lebs', 64, 'I'), ('jhead_cnt', 68, 'I'), ('fanout', 72, 'I'), ('lsave_cnt', 76, 'I'),
+     ('fmt_version', 80, 'I'), ('default_compr', 84, 'H'), ('rp_uid', 88, 'I'), ('rp_gid', 92, 'I'),
+     ('rp_size', 96, 'Q'), ('time_gran', 104, 'I'), ('hash_algo', 256, 'H')]
+print(' '.join('%s=%d' % (n, struct.unpack_from('<' + t, b, o)[0]) for n, o, t in f))
+PY
+}
+mkdir -p "$S/tiny/d"
+echo hello >"$S/tiny/a"
+seq 1 3000 >"$S/tiny/d/numbers"
+ln -s a "$S/tiny/l"
+geo_same() { # mkfs flags...: both accept, same superblock fields, ours holds the tree
+	rm -f "$S/g.mtd.img" "$S/g.img"
+	mkfs.ubifs -r "$S/tiny" "$@" -o "$S/g.mtd.img" >/dev/null 2>&1 || fail "mkfs.ubifs $* refused"
+	expect_ok "$UBIKIT" mkfs -q -r "$S/tiny" "$@" -o "$S/g.img"
+	want=$(sbfields "$S/g.mtd.img") && got=$(sbfields "$S/g.img") || fail "superblock of $*"
+	[ "$want" = "$got" ] || fail "mkfs $*: superblock fields differ from mkfs.ubifs's:
+  mkfs.ubifs: $want
+  ubikit:     $got"
+	expect_ok "$UBIKIT" cat "$S/g.img" /d/numbers
+	cmp -s "$T_OUT" "$S/tiny/d/numbers" || fail "mkfs $*: /d/numbers differs from the source"
+}
+geo_same -m 512 -e 15872 -c 60000 -x none          # big LPT model, journal capped at 8 MiB
+geo_same -m 2048 -e 126976 -c 200 -f 32 -l 6 -p 3 -j 1MiB -R 2MiB -F -k test -x zlib
+geo_same -m 8 -e 15360 -c 100 -l 2 -x zstd         # NOR, the smallest LEB, the smallest log
+geo_same -m 2048 -e 126976 -c 200 -l 182 -x lzo    # the largest log mkfs.ubifs takes
+geo_same -m 2048 -e 126976 -c 40 -l 12 -p 10 -x lzo # areas leaving the kernel's minimum main area
+geo_same -m 4096 -e 253952 -c 100 -f 3000 -j 2MiB -x favor_lzo
+geo_refused() { # regex mkfs flags...: mkfs.ubifs refuses too
+	local re=$1
+	shift
+	if mkfs.ubifs -r "$S/tiny" "$@" -o "$S/g.mtd.img" >/dev/null 2>&1; then fail "mkfs.ubifs took $*"; fi
+	expect_fail 1 "$re" "$UBIKIT" mkfs -q -r "$S/tiny" "$@" -o "$S/e.img"
+	[ ! -e "$S/e.img" ] || fail "mkfs $*: a refused mkfs left its output file"
+}
+geo_refused "bad log LEB count 1: at least 2" -m 2048 -e 126976 -c 200 -l 1
+geo_refused "bad log LEB count 183: at least 2, and 200 LEBs \(-c\) allow at most 182" -m 2048 -e 126976 -c 200 -l 183
+geo_refused "bad log LEB count 4: at least 2, and 17 LEBs \(-c\) allow at most 0" -m 2048 -e 126976 -c 17
+geo_refused "bad orphan LEB count 183: 200 LEBs \(-c\) allow at most 182" -m 2048 -e 126976 -c 200 -p 183
+geo_refused "40 LEBs \(-c\) are too few for 22 log and 22 orphan LEBs: at least 58 needed" -m 2048 -e 126976 -c 40 -l 22 -p 22
+geo_refused "40 LEBs \(-c\) are too few for 20 log and 16 orphan LEBs: at least 50 needed" -m 2048 -e 126976 -c 40 -l 20 -p 16
+# mkfs.ubifs writes these, but no kernel mounts them: max_leb_cnt below
+# 1 + 2 + log + LPT + orphan + 3 heads + 6 LEBs (validate_sb, spec §2.2)
+for c in 30 35; do
+	mkfs.ubifs -r "$S/tiny" -m 2048 -e 126976 -c $c -l 12 -p 10 -o "$S/g.mtd.img" >/dev/null 2>&1 || fail "mkfs.ubifs -c $c -l 12 -p 10"
+	expect_fail 1 "$c LEBs \(-c\) are too few for 12 log and 10 orphan LEBs: at least 36 needed" \
+		"$UBIKIT" mkfs -q -r "$S/tiny" -m 2048 -e 126976 -c $c -l 12 -p 10 -o "$S/e.img"
+done
+geo_refused "too few log LEBs \(2\) for a journal of 8388608 bytes, minimum 3" -m 2048 -e 126976 -c 200 -l 2 -j 8MiB
+geo_refused "min. I/O unit size 3000 is not a power of 2" -m 3000 -e 126976 -c 200
+geo_refused "LEB size 127000 is not a multiple of the min. I/O unit 2048" -m 2048 -e 127000 -c 200
+geo_refused "too small LEB size 1000, minimum is 15360" -m 2048 -e 1000 -c 200
+geo_refused "fanout 4534 out of range \(3\.\.3173\)" -m 2048 -e 126976 -c 200 -f 4534
+# a journal under 3 LEBs: mkfs.ubifs writes it, the kernel's validate_sb
+# refuses such a superblock (max_bud_bytes < 3 x leb_size, spec §2.2)
+mkfs.ubifs -r "$S/tiny" -m 2048 -e 126976 -c 200 -j 200KiB -o "$S/g.mtd.img" >/dev/null 2>&1 || fail "mkfs.ubifs -j 200KiB"
+expect_fail 1 "too small journal \(204800 bytes\), at least 380928" "$UBIKIT" mkfs -q -r "$S/tiny" -m 2048 -e 126976 -c 200 -j 200KiB -o "$S/e.img"
+echo "ok: geometry options as mkfs.ubifs"
 if is_root && command -v setpriv >/dev/null; then
 	mkdir -p "$S/unread/d"
 	echo secret >"$S/unread/d/secret"

@@ -2,7 +2,8 @@
  * formats it (ubifs_format.c) as the kernel's create_default_filesystem
  * does. The reference is the kernel itself: the kernel-images of
  * tests/data were made by Linux formatting a fresh volume (--format-fresh,
- * tests/data/kernel-images/README.md), so their superblocks hold the
+ * tests/data/kernel-images/README.md; a 19-LEB volume in
+ * tests/data/ubifs/format-nand2k-24peb), so their superblocks hold the
  * kernel's own choices for that geometry (journal, log, LPT and orphan
  * LEBs, reserved pool, fanout, lsave, format version, flags). The same
  * volume geometry, empty, is formatted by our mount, and every superblock
@@ -33,8 +34,11 @@
 static void run_case(const char *name, struct flash_geometry geo, int has_oob, int compr)
 {
 	char gz[512], work[512];
-	snprintf(gz, sizeof(gz), "%s/kernel-images/%s.img.gz", UBIKIT_TEST_DATA, name);
-	snprintf(work, sizeof(work), "%s/%s.flash", WORK, name);
+	if (strchr(name, '/'))
+		snprintf(gz, sizeof(gz), "%s/%s.img.gz", UBIKIT_TEST_DATA, name);
+	else
+		snprintf(gz, sizeof(gz), "%s/kernel-images/%s.img.gz", UBIKIT_TEST_DATA, name);
+	snprintf(work, sizeof(work), "%s/%s.flash", WORK, strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
 	assert_int_equal(tt_run("mkdir -p '%s'", WORK), 0);
 	uint8_t *kimg;
 	size_t len;
@@ -130,6 +134,13 @@ static void t_nand4k_zstd(void **s)
 	run_case("nand4k-oob-zstd-unclean", (struct flash_geometry){FLASH_NAND, 4096, 1024, 128, 262144, 256}, 1,
 		 UBIFS_COMPR_ZSTD);
 }
+/* a volume of 19 LEBs (24 PEBs): the kernel formats it (log 2, orphan 2
+ * LEBs, 10 main LEBs); mkfs.ubifs's limits on -l/-p would refuse it */
+static void t_nand2k_tiny(void **s)
+{
+	(void)s;
+	run_case("ubifs/format-nand2k-24peb", (struct flash_geometry){FLASH_NAND, 2048, 512, 64, 131072, 24}, 0, -1);
+}
 
 int main(void)
 {
@@ -137,6 +148,7 @@ int main(void)
 		cmocka_unit_test(t_nand2k),
 		cmocka_unit_test(t_nor_zlib),
 		cmocka_unit_test(t_nand4k_zstd),
+		cmocka_unit_test(t_nand2k_tiny),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
