@@ -100,8 +100,8 @@ struct ubikit_torture_opts {
 	 * workload frees space. Off by default: the default bursts seldom fill
 	 * a device, and seeds replay as they did. */
 	int fill_up;
-	/* test hook: a planted bug, enum ubikit_torture_plant (0: none; never
-	 * for users) */
+	/* test hook: a planted bug, one of enum ubikit_torture_plant; 0 is
+	 * none; never for users */
 	int plant;
 };
 
