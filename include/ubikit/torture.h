@@ -75,7 +75,8 @@ struct ubikit_torture_opts {
 	 * as the cut left it (before any recovery) goes to
 	 * export_dir/NNNNNN.flash (raw PEBs, no OOB) and the files that must
 	 * survive it (fsync'ed or committed, unchanged since) to the tree
-	 * export_dir/NNNNNN.synced/. NULL: none. */
+	 * export_dir/NNNNNN.synced/. The first finding's flash, as the check
+	 * saw it, goes to export_dir/finding-CYCLE.flash. NULL: none. */
 	const char *export_dir;
 	unsigned export_every;
 	/* called after every cycle (may be NULL) */

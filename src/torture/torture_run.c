@@ -41,7 +41,7 @@ struct run {
 	struct tmodel m;
 	struct util_prng rng;
 	uint64_t wl_flash_ops, wl_file_ops; /* flash operations per file operation, measured */
-	char ctx[160];      /* seed / cycle / cut operation, for findings */
+	char ctx[256];      /* seed / cycle / cut operation, for findings */
 	char msg[512];
 	struct timespec t0;
 	int ro_seen;        /* UBI went read-only in this device's life */
@@ -60,12 +60,17 @@ static void finding(struct run *u, const char *fmt, ...)
 	u->r->findings++;
 	if (u->r->findings > 1)
 		return;
+	if (u->o->export_dir && u->have_dev) { /* the flash the finding was made on, to debug */
+		char p[1024];
+		snprintf(p, sizeof(p), "%s/finding-%06llu.flash", u->o->export_dir, (unsigned long long)u->r->cycles);
+		tdev_export(&u->d, p);
+	}
 	char what[600];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(u->r->first_finding, sizeof(u->r->first_finding), "%s %.10s seed %llu %.160s: %.500s",
+	snprintf(u->r->first_finding, sizeof(u->r->first_finding), "%s %.10s seed %llu %.230s: %.470s",
 		 ubikit_torture_scenario_name(u->o->scenario), u->device, (unsigned long long)u->o->seed, u->ctx,
 		 what);
 }
@@ -190,10 +195,22 @@ static void plant_after_cut(struct run *u)
 	}
 }
 
+/* "program of PEB 3:2048 len 2048, then 2 cut(s) in recovery mounts, the
+ * last in the erase of PEB 9" */
+static void cut_desc(char *out, size_t n, const char *cut_op, int rec_cuts, const char *rec_op)
+{
+	if (rec_cuts)
+		snprintf(out, n, "%.90s, then %d cut(s) in recovery mounts, the last in the %.90s", cut_op, rec_cuts,
+			 rec_op);
+	else
+		snprintf(out, n, "%.90s", cut_op);
+}
+
 /* Mount after a cut: read-write recovery, maybe cut again inside it. */
 static int recover(struct run *u)
 {
-	char cut_op[96];
+	char cut_op[96], rec_op[96] = "", desc[256];
+	int rec_cuts = 0;
 	snprintf(cut_op, sizeof(cut_op), "%s", u->d.last_op);
 	int in_erase = u->d.last_was_erase;
 	tm_drop_handles(&u->m);
@@ -220,22 +237,22 @@ static int recover(struct run *u)
 				flash_sim_power_cut_after(u->d.sim, 0);
 				if (err)
 					break; /* the plain mount below says it again */
-				snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s; recovery mount not cut)", cut_op);
+				cut_desc(desc, sizeof(desc), cut_op, rec_cuts, rec_op);
+				snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s; recovery mount not cut)", desc);
 				goto mounted;
 			}
 			u->r->cuts_in_recovery++;
-			char both[160];
-			snprintf(both, sizeof(both), "%.40s, then in the recovery: %.40s", cut_op, u->d.last_op);
-			memcpy(cut_op, both, sizeof(cut_op) - 1);
-			cut_op[sizeof(cut_op) - 1] = 0;
+			rec_cuts++;
+			snprintf(rec_op, sizeof(rec_op), "%s", u->d.last_op);
 			tdev_unmount(&u->d);
 			flash_sim_reopen(u->d.sim);
 		}
 	}
 	flash_sim_power_cut_after(u->d.sim, 0);
-	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", cut_op);
+	cut_desc(desc, sizeof(desc), cut_op, rec_cuts, rec_op);
+	snprintf(u->ctx + cl, sizeof(u->ctx) - cl, " (cut: %s)", desc);
 	if (u->o->trace)
-		fprintf(stderr, "CUT: %s\n", cut_op);
+		fprintf(stderr, "CUT: %s\n", desc);
 	int merr = tdev_mount(&u->d, 0, u->msg, sizeof(u->msg));
 	if (merr == -ENOSPC && dying_blocks(u)) {
 		/* blocks died until fewer good PEBs are left than the volume

@@ -16,6 +16,7 @@
 #include "ubifs/ubifs_lpt.h"
 #include "ubifs/ubifs_priv.h"
 #include "ubifs/ubifs_recovery_write.h"
+#include "ubifs/ubifs_tnc.h"
 #include "ubifs/ubifs_wbuf.h"
 #include "util/util_endian.h"
 
@@ -31,8 +32,16 @@ int ubifs_rcvry_fix_leb(struct ubifs_fs *fs, const struct ubifs_sleb *sleb, uint
 		const struct ubifs_snode *s = &sleb->nodes[sleb->nodes_cnt - 1];
 		endpt = s->offs + s->len;
 	}
-	if (endpt == 0)
-		return ubifs_leb_unmap(fs, sleb->lnum);
+	if (endpt == 0) {
+		/* Nothing good in it: empty, but mapped again at once. The LEB
+		 * may stay a journal head at offset 0, which the next commit
+		 * start names; unmapped, its old PEB could come back with the
+		 * torn contents after a later cut (or, under Linux's UBI, a clean
+		 * detach) and be replayed as that bud (kernel add_bud maps an
+		 * empty bud's LEB for the same reason). */
+		int err = ubifs_leb_unmap(fs, sleb->lnum);
+		return err ? err : ubifs_leb_map(fs, sleb->lnum);
+	}
 	uint32_t len = align_up(endpt, fs->min_io_size);
 	if (len > fs->leb_size)
 		len = fs->leb_size;
@@ -106,9 +115,62 @@ int ubifs_rcvry_inl_heads(struct ubifs_fs *fs)
 	return err;
 }
 
-/* Inodes whose data reach beyond their size get the data's size, written
- * through the journal (the kernel writes them in place; its authenticated
- * variant, like this, as a new inode node). ubifs_recover_size ran first. */
+/* Inodes whose data reach beyond their size get the data's size in the
+ * inode node where it lies (kernel fix_size_in_place): the LEB's used part
+ * read, the size and CRC changed, and the LEB written back by an atomic
+ * change, so the index and the LPT stay as they are and a cut leaves the
+ * old LEB or the new one. This runs before the recovery's first commit: a
+ * commit puts the data beyond the old size into the index, and the next
+ * mount replays only the journal after it, so a fix still waiting in memory
+ * or in the journal behind that commit would be lost by a cut between the
+ * two (torture: nand4k seed 303, a recovery mount cut in its second master
+ * copy). Authenticated file systems keep the node hashes of the index: they
+ * get a new inode node through the journal instead (write_sizes), as the
+ * kernel does. ubifs_recover_size ran first. */
+static int fix_sizes_in_place(struct ubifs_fs *fs)
+{
+	uint8_t *buf = malloc(fs->leb_size);
+	if (!buf)
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; !err && i < fs->size_fix_cnt; i++) {
+		const struct ubifs_size_fix *e = &fs->size_fix[i];
+		struct ubifs_key k = ubifs_key_make(e->inum, UBIFS_INO_KEY, 0);
+		struct ubifs_zbranch zb;
+		err = ubifs_tnc_lookup_at(fs, &k, fs->nbuf, &zb);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (err || get_le64(fs->nbuf + 48) >= e->d_size)
+			continue;
+		struct ubifs_lprops lp;
+		err = ubifs_lpt_lookup(fs->lpt, zb.lnum, &lp);
+		if (err)
+			break;
+		uint32_t used = fs->leb_size - lp.free;
+		if (zb.offs + zb.len > used) {
+			err = util_err_set(&fs->err, -EUCLEAN,
+					   "recovery: inode %u at LEB %u:%u (len %u) lies beyond the LEB's used %u bytes",
+					   e->inum, zb.lnum, zb.offs, zb.len, used);
+			break;
+		}
+		err = ubifs_leb_read(fs, zb.lnum, 0, buf, used);
+		if (err)
+			break;
+		uint8_t *n = buf + zb.offs;
+		put_le64(n + 48, e->d_size);
+		put_le32(n + 4, ubifs_node_crc(n, zb.len));
+		err = ubifs_leb_change(fs, zb.lnum, buf, used);
+	}
+	free(buf);
+	if (!err)
+		fs->size_fix_cnt = 0; /* the inodes on flash say it now */
+	return err;
+}
+
+/* The authenticated variant: the data's size in a new inode node written
+ * through the journal. */
 static int write_sizes(struct ubifs_fs *fs)
 {
 	struct ubifs_inode *ui = malloc(sizeof(*ui));
@@ -136,10 +198,13 @@ int ubifs_rcvry_gc_commit(struct ubifs_fs *fs)
 {
 	/* The kernel's order: with a GC bud that has room, the dirtiest LEB
 	 * that fits is collected into it after a commit and kept as the GC
-	 * LEB; the size fixes (written in place by the kernel, through the
-	 * journal here) follow and are made part of the index by another
-	 * commit. */
-	int err = ubifs_gc_recovery_collect(fs);
+	 * LEB. The size fixes are written in place before it; on an
+	 * authenticated file system they follow through the journal and are
+	 * made part of the index by another commit. */
+	int err = fs->hash_len ? 0 : fix_sizes_in_place(fs);
+	if (err)
+		return err;
+	err = ubifs_gc_recovery_collect(fs);
 	if (err != -ENOSPC) {
 		if (err)
 			return err;

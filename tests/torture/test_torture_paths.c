@@ -364,12 +364,34 @@ static void t_plant_flip_synced(void **state)
 	snprintf(want, sizeof(want), ": %s: read error -", path);
 	if (!strstr(f, want))
 		fail_msg("the finding does not say that %s reads with an error: %s", path, f);
-	/* with the strict check, it sees the corrupt node first */
+	/* with the strict check, it sees the corrupt node first; with an
+	 * export directory the flash it saw goes to finding-CYCLE.flash (and
+	 * nothing else: no cut reaches the export interval) */
 	o.no_check = 0;
+	char *dir = scratch("torture-finding");
+	o.export_dir = dir;
+	o.export_every = 1000;
 	run(&o, &r);
 	assert_int_equal(r.findings, 1);
 	assert_non_null(strstr(r.first_finding, "(planted: byte "));
 	assert_non_null(strstr(r.first_finding, "fsck: "));
+	unsigned long long cyc;
+	const char *cy = strstr(r.first_finding, " cycle ");
+	assert_non_null(cy);
+	assert_int_equal(sscanf(cy, " cycle %llu", &cyc), 1);
+	char fp[1200];
+	snprintf(fp, sizeof(fp), "%s/finding-%06llu.flash", dir, cyc);
+	assert_int_equal(file_size(fp), 64L * 128 * 1024);
+	unsigned entries = 0;
+	DIR *dd = opendir(dir);
+	assert_non_null(dd);
+	for (struct dirent *de; (de = readdir(dd));)
+		entries += de->d_name[0] != '.';
+	closedir(dd);
+	assert_int_equal(entries, 1);
+	rm_tree(dir);
+	free(dir);
+	o.export_dir = NULL;
 	/* NOR, seed 2: the changed copy is in the journal the recovery
 	 * replays; the replay refuses the mount on the node's CRC */
 	o.device = "nor";

@@ -1033,6 +1033,252 @@ static void t_cut_recoveries(void **state)
 	mv_free(&pre);
 }
 
+/* ---- inode sizes fixed before the recovery's commit ---- */
+
+#define S_BIG 3000u   /* /big as fsync'ed */
+#define S_EXT 60000u  /* then written up to here, not synced */
+#define S_FILES 64
+
+/* How many inodes the journal left with data beyond their size (a
+ * read-only mount's size fixes) */
+static size_t size_fixes(struct memvol *m)
+{
+	struct memvol r;
+	mv_copy(&r, m);
+	struct ubikit_mount_opts o = {.flags = UBIKIT_MOUNT_RDONLY};
+	struct ubikit_fs *fs = NULL;
+	char msg[512] = "";
+	int err = ubikit_mount_ex(&r.vol, &o, &fs, msg, sizeof(msg));
+	if (err)
+		fail_msg("read-only mount after the cut: %d %s", err, msg);
+	size_t n = fs_ubifs(fs)->size_fix_cnt;
+	ubikit_unmount(fs);
+	mv_free(&r);
+	return n;
+}
+
+/* The workload: a full file system with every other file deleted (each
+ * LEB half dirty, so GC runs and the GC head has a bud with room), /big
+ * fsync'ed at S_BIG bytes, then extended to S_EXT and written back by a
+ * sync. k0, k1 (uncut run): the op counts before the extension and
+ * after the sync; live: which /fN are left. With a cut the sync fails. */
+static int s_workload(struct memvol *m, long *k0, long *k1, int *live)
+{
+	struct ubikit_fs *fs = mount_ok(m, "write");
+	char path[64];
+	int n = 0, err = 0;
+	while (n < S_FILES) {
+		snprintf(path, sizeof(path), "/f%d", n);
+		err = put_file(fs, path, G_LEN, 600u + (unsigned)n);
+		if (err)
+			break;
+		live[n++] = 1;
+	}
+	assert_int_equal(err, -ENOSPC);
+	assert_true(n > 8);
+	ubikit_unlink(fs, path); /* the one that did not fit */
+	for (int i = 0; i < n; i++) {
+		if (i % 2 && (i < n / 4 || i >= 3 * n / 4))
+			continue; /* kept: every other file, none in the middle half */
+		snprintf(path, sizeof(path), "/f%d", i);
+		assert_int_equal(ubikit_unlink(fs, path), 0);
+		live[i] = 0;
+	}
+	assert_int_equal(ubikit_sync(fs), 0);
+	/* new files in the dirt: GC makes their room, through the GC head */
+	for (int i = 0; i < n / 6; i++) {
+		snprintf(path, sizeof(path), "/g%d", i);
+		assert_int_equal(put_file(fs, path, G_LEN, 700u + (unsigned)i), 0);
+	}
+	assert_int_equal(put_file(fs, "/big", S_BIG, 77), 0);
+	if (k0)
+		*k0 = m->ops;
+	uint8_t *ext = malloc(S_EXT);
+	assert_non_null(ext);
+	fill(ext, S_EXT, 78);
+	struct ubikit_file *f = NULL;
+	assert_int_equal(ubikit_open(fs, "/big", O_WRONLY, 0, &f), 0);
+	ssize_t w = ubikit_pwrite(f, ext + S_BIG, S_EXT - S_BIG, S_BIG);
+	free(ext);
+	err = w == (ssize_t)(S_EXT - S_BIG) ? ubikit_sync(fs) : w < 0 ? (int)w : -EIO;
+	if (k1)
+		*k1 = m->ops;
+	ubikit_close(f);
+	if (err) {
+		assert_true(m->cut);
+		ubikit_unmount(fs);
+	} else {
+		assert_int_equal(ubikit_unmount(fs), 0);
+	}
+	return err;
+}
+
+/* A cut in a sync's write-back leaves /big's new data nodes on flash
+ * without the inode node that gives their size. The recovery mount must
+ * make the inode say the data's size (kernel ubifs_recover_size) before
+ * its first commit puts those nodes into the index: after that commit the
+ * next mount replays only the journal behind it and sees no reason to fix
+ * anything. Each recovery mount is cut at each of its volume operations;
+ * the mount after must pass the check (no data beyond an inode's size)
+ * and keep every fsync'ed byte (torture powercut-recovery -d nand4k -s
+ * 303: 58 data nodes beyond the size of /f1 after a recovery mount that
+ * collected a LEB into the GC head, committed, and was cut in its second
+ * master copy; the fix was written after that commit). */
+static void t_size_fix_cuts(void **state)
+{
+	(void)state;
+	struct memvol m;
+	mv_format(&m, G_LEBS);
+	long k0 = 0, k1 = 0;
+	int live[S_FILES] = {0};
+	assert_int_equal(s_workload(&m, &k0, &k1, live), 0);
+	mv_free(&m);
+	assert_true(k1 > k0);
+	unsigned images = 0, runs = 0, via_gc = 0;
+	/* every third cut point of the write-back, every one with
+	 * UBIKIT_LONG_TESTS=1 */
+	for (long k = k0; k < k1; k += long_tests() ? 1 : 3) {
+		struct memvol w;
+		mv_format(&w, G_LEBS);
+		w.cut_at = k;
+		int lv[S_FILES] = {0};
+		assert_int_not_equal(s_workload(&w, NULL, NULL, lv), 0);
+		struct memvol cut;
+		reboot(&cut, &w);
+		mv_free(&w);
+		if (!size_fixes(&cut)) {
+			mv_free(&cut);
+			continue;
+		}
+		images++;
+		/* the recovery mount uncut: its operations, and whether it
+		 * collected a LEB into the GC head (commit, GC, size fixes) */
+		struct memvol probe;
+		mv_copy(&probe, &cut);
+		struct ubikit_fs *pfs = mount_ok(&probe, "recovery");
+		struct ubifs_fs_info info;
+		ubifs_get_info(fs_ubifs(pfs), &info);
+		assert_true(info.need_recovery);
+		via_gc += info.rcvry_gc_head;
+		assert_int_equal(ubikit_unmount(pfs), 0);
+		long mount_ops = probe.ops;
+		mv_free(&probe);
+		for (long k2 = 0; k2 <= mount_ops; k2++) {
+			char ctx[128], path[64];
+			snprintf(ctx, sizeof(ctx), "write-back cut at operation %ld, recovery mount cut at its operation %ld",
+				 k, k2);
+			struct memvol r1, r2;
+			mv_copy(&r1, &cut);
+			cut_mount(&r1, k2, NULL);
+			reboot(&r2, &r1);
+			mv_free(&r1);
+			struct ubikit_fs *cfs = mount_ok(&r2, ctx);
+			check(cfs, ctx);
+			for (int i = 0; i < S_FILES; i++) {
+				if (!live[i])
+					continue;
+				snprintf(path, sizeof(path), "/f%d", i);
+				want_file(cfs, path, G_LEN, 600u + (unsigned)i, ctx);
+			}
+			/* /big: its synced bytes, then what the cut kept of the
+			 * extension (written bytes, or a hole's zeros) */
+			struct ubikit_stat st;
+			assert_int_equal(ubikit_stat(cfs, "/big", &st), 0);
+			if (st.size < S_BIG || st.size > S_EXT)
+				fail_msg("%s: /big has %llu bytes, want %u to %u", ctx, (unsigned long long)st.size, S_BIG,
+					 S_EXT);
+			uint8_t *got = malloc(S_EXT), *want = malloc(S_EXT);
+			assert_non_null(got);
+			assert_non_null(want);
+			fill(want, S_EXT, 78); /* the extension as s_workload wrote it */
+			fill(want, S_BIG, 77); /* under the synced bytes */
+			struct ubikit_file *g = NULL;
+			assert_int_equal(ubikit_open(cfs, "/big", O_RDONLY, 0, &g), 0);
+			assert_int_equal(ubikit_pread(g, got, S_EXT, 0), (ssize_t)st.size);
+			ubikit_close(g);
+			if (memcmp(got, want, S_BIG))
+				fail_msg("%s: /big lost its synced bytes", ctx);
+			for (size_t b = S_BIG; b < st.size; b++)
+				if (got[b] != want[b] && got[b] != 0)
+					fail_msg("%s: /big byte %zu is %u, written %u", ctx, b, got[b], want[b]);
+			free(got);
+			free(want);
+			assert_int_equal(ubikit_unmount(cfs), 0);
+			mv_free(&r2);
+			runs++;
+		}
+		mv_free(&cut);
+	}
+	printf("size fixes: %u cut images with data beyond a size (%u recovered by GC into the GC head), %u "
+	       "recovery mounts cut at each operation\n",
+	       images, via_gc, runs);
+	assert_true(images > 0);
+	assert_true(via_gc > 0);
+}
+
+/* A journal head whose last bud held nothing good after a cut: the
+ * recovery empties that LEB and the head stays at its offset 0, which the
+ * recovery's commit start names as a bud. Unmapped, its old PEB (the torn
+ * write) could come back after a later power loss before UBI erased it and
+ * be replayed as that bud ("bad node CRC ... unmounted cleanly" here); the
+ * recovery maps the LEB again at once. Each cut of a small sync, the
+ * recovery mount uncut, then a reboot at which every unmapped LEB comes
+ * back (the worst case: Linux's UBI drops pending erases at detach). */
+static void t_head_ghost(void **state)
+{
+	(void)state;
+	long k0 = 0, k1 = 0;
+	unsigned images = 0;
+	for (long k = -1; k < k1; k = k < 0 ? k0 : k + 1) {
+		struct memvol w;
+		mv_format(&w, T_LEBS);
+		w.cut_at = k;
+		struct ubikit_fs *fs = mount_ok(&w, "write");
+		char path[64];
+		for (int i = 0; i < 4; i++) {
+			snprintf(path, sizeof(path), "/w%d", i);
+			assert_int_equal(put_file(fs, path, t_len(i), 800u + (unsigned)i), 0);
+		}
+		assert_int_equal(ubikit_sync(fs), 0);
+		if (k < 0)
+			k0 = w.ops;
+		/* a write-back long enough that some cuts tear a bud at the
+		 * start of its LEB */
+		int err = put_file(fs, "/x", 180000, 90);
+		if (!err)
+			err = ubikit_sync(fs);
+		if (k < 0) {
+			assert_int_equal(err, 0);
+			k1 = w.ops;
+			assert_int_equal(ubikit_unmount(fs), 0);
+			mv_free(&w);
+			continue;
+		}
+		assert_true(err && w.cut);
+		ubikit_unmount(fs);
+		struct memvol c, r;
+		reboot(&c, &w);
+		mv_free(&w);
+		char ctx[96];
+		snprintf(ctx, sizeof(ctx), "sync cut at operation %ld, a clean recovery mount, ghosts back", k);
+		fs = mount_ok(&c, ctx);
+		assert_int_equal(ubikit_unmount(fs), 0);
+		reboot(&r, &c);
+		mv_free(&c);
+		fs = mount_ok(&r, ctx);
+		check(fs, ctx);
+		for (int i = 0; i < 4; i++) {
+			snprintf(path, sizeof(path), "/w%d", i);
+			want_file(fs, path, t_len(i), 800u + (unsigned)i, ctx);
+		}
+		assert_int_equal(ubikit_unmount(fs), 0);
+		mv_free(&r);
+		images++;
+	}
+	printf("head ghosts: %u cuts of a sync, each recovered and rebooted with unmapped LEBs back\n", images);
+	assert_true(images > 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1044,6 +1290,8 @@ int main(void)
 		cmocka_unit_test(t_log_ghost_garbage_start),
 		cmocka_unit_test(t_rename_orphan),
 		cmocka_unit_test(t_cut_recoveries),
+		cmocka_unit_test(t_size_fix_cuts),
+		cmocka_unit_test(t_head_ghost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
