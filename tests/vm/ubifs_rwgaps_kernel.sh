@@ -2,8 +2,11 @@
 # The Linux kernel judges the read-write mount's recoveries of
 # test_ubifs_rwgaps (label vm): the images ubikit left after consolidating
 # a full log (c*), after recovering a full file system by GC into the
-# GC head (g*) and after replaying a deletion over dangling xattr branches
-# (x*), each recovered, written to, committed and unmounted by
+# GC head (g*), after replaying a deletion over dangling xattr branches
+# (x*), after old log LEBs came back (l*, e*, b*), after recovery mounts
+# cut one after another (r*), after inode sizes fixed by a recovery mount
+# that was cut (s*) and after a head LEB emptied by the recovery with the
+# unmapped LEBs back (h*), each recovered by
 # ubikit, become UBI volumes of one NAND flash (2 KiB pages, 128 KiB
 # blocks). The kernel mounts every one with --ubifs-checks --strict (index,
 # LPT against a scan of every LEB, orphans, every inode, at mount, commit
