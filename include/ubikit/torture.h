@@ -61,6 +61,10 @@ enum ubikit_torture_plant {
 	/* fsync fails with -EIO although nothing failed: a stack reporting
 	 * errors no fault explains */
 	UBIKIT_TORTURE_PLANT_FSYNC_EIO,
+	/* the 100th program of each device is made a second time, the same
+	 * bytes again: a stack that programs a page twice (refused by the
+	 * simulator where the page allows one program, e.g. nand4k) */
+	UBIKIT_TORTURE_PLANT_REPROGRAM,
 	UBIKIT_TORTURE_PLANTS
 };
 

@@ -28,6 +28,18 @@ static void note(struct tdev *d, int erase, uint32_t p, uint32_t o, size_t n)
 		snprintf(d->last_op, sizeof(d->last_op), "program of PEB %u:%u len %zu", p, o, n);
 }
 
+/* after a failed program or erase: was it a rule the simulator enforces? */
+static void note_violation(struct tdev *d)
+{
+	struct flash_stats st;
+	flash_sim_get_stats(d->sim, &st);
+	if (st.rule_violations <= d->violations)
+		return;
+	if (!d->violation_msg[0])
+		snprintf(d->violation_msg, sizeof(d->violation_msg), "%s", flash_errmsg(d->sim));
+	d->violations = st.rule_violations;
+}
+
 static int r_read(struct flash_dev *f, uint32_t p, uint32_t o, void *b, size_t n)
 {
 	return flash_read(td(f)->sim, p, o, b, n);
@@ -37,14 +49,23 @@ static int r_write(struct flash_dev *f, uint32_t p, uint32_t o, const void *b, s
 	note(td(f), 0, p, o, n);
 	if (td(f)->trace_flash)
 		fprintf(stderr, "    flash: program PEB %u:%u len %zu\n", p, o, n);
-	return flash_write(td(f)->sim, p, o, b, n);
+	struct tdev *d = td(f);
+	int err = flash_write(d->sim, p, o, b, n);
+	if (err)
+		note_violation(d);
+	else if (d->plant_reprogram && ++d->programs == 100 && flash_write(d->sim, p, o, b, n))
+		note_violation(d); /* the planted second program; the stack saw the first succeed */
+	return err;
 }
 static int r_erase(struct flash_dev *f, uint32_t p)
 {
 	note(td(f), 1, p, 0, 0);
 	if (td(f)->trace_flash)
 		fprintf(stderr, "    flash: erase PEB %u\n", p);
-	return flash_erase(td(f)->sim, p);
+	int err = flash_erase(td(f)->sim, p);
+	if (err)
+		note_violation(td(f));
+	return err;
 }
 static int r_is_bad(struct flash_dev *f, uint32_t p)
 {

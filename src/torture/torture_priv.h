@@ -26,6 +26,13 @@ struct tdev {
 	int mount_left_ubi_ro;     /* the last failed mount found UBI read-only (reserve gone) */
 	int trace_flash;           /* print programs and erases to stderr */
 	int erase_at_unmap;        /* UBI erases unmapped PEBs early (ubi_attach_opts) */
+	/* programs and erases the simulator refused as against the flash's
+	 * rules (a page programmed twice past NOP, out of order, not erased):
+	 * real NAND would take them and lose data, so each is a finding */
+	uint64_t violations, violations_reported;
+	int plant_reprogram;       /* test hook: the 100th program made twice */
+	uint64_t programs;
+	char violation_msg[160]; /* the first one's message */
 };
 
 /* New erased simulated device by profile name; UBI attached (formats it),

@@ -119,6 +119,7 @@ static int new_device(struct run *u)
 	u->m.lost_fsync = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_FSYNC;
 	u->m.lost_handle_writes = u->o->plant == UBIKIT_TORTURE_PLANT_LOST_WRITE;
 	u->m.fsync_eio = u->o->plant == UBIKIT_TORTURE_PLANT_FSYNC_EIO;
+	u->d.plant_reprogram = u->o->plant == UBIKIT_TORTURE_PLANT_REPROGRAM;
 	u->d.trace_flash = u->o->trace > 1;
 	err = tm_make_dirs(u->d.fs);
 	if (err)
@@ -126,10 +127,23 @@ static int new_device(struct run *u)
 	return err;
 }
 
+/* A program or erase the simulator refused as against NAND's rules: 1 */
+static int flash_rules_broken(struct run *u)
+{
+	if (!u->have_dev || u->d.violations <= u->d.violations_reported)
+		return 0;
+	finding(u, "the stack programmed or erased the flash against its rules %llu time(s); first: %s",
+		(unsigned long long)(u->d.violations - u->d.violations_reported), u->d.violation_msg);
+	u->d.violations_reported = u->d.violations;
+	return 1;
+}
+
 /* A mount after a cut (or at end of life): strict check, then every
  * synced file against the model. 1 on a finding. */
 static int check_mounted(struct run *u)
 {
+	if (flash_rules_broken(u))
+		return 1;
 	if (!u->o->no_check && tdev_check(&u->d, u->msg, sizeof(u->msg))) {
 		finding(u, "%s", u->msg);
 		return 1;
@@ -473,6 +487,7 @@ static int run_chained(struct run *u)
 				return err;
 		}
 		int replace = cycle(u);
+		flash_rules_broken(u);
 		u->r->cycles++;
 		if (replace)
 			drop_device(u);
@@ -511,6 +526,7 @@ static int run_exhaustive(struct run *u)
 				else if (err)
 					finding(u, "the workload failed without a cut: %s (%d)%s%.300s", strerror(-err),
 						err, u->m.err[0] ? ": " : "", u->m.err);
+				flash_rules_broken(u);
 				u->r->cycles++;
 				break; /* every flash operation of the workload has been cut */
 			}

@@ -85,7 +85,7 @@ static void t_bad_options(void **state)
 	o.scenario = UBIKIT_TORTURE_MIX;
 	o.plant = UBIKIT_TORTURE_PLANTS;
 	assert_int_equal(ubikit_torture_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown planted bug 6");
+	assert_string_equal(err, "unknown planted bug 7");
 	o.plant = -1;
 	assert_int_equal(ubikit_torture_run(&o, &r, NULL, 0), -EINVAL);
 	o.plant = 0;
@@ -497,6 +497,27 @@ static void t_plant_erase_all(void **state)
 	free(dir);
 }
 
+/* The stack programs a page twice: the simulator refuses the second
+ * program where the page allows one (nand4k: NOP 1), and the run reports
+ * it as a finding naming the rule; the same run without the planted bug
+ * finds nothing. */
+static void t_plant_reprogram(void **state)
+{
+	(void)state;
+	struct ubikit_torture_opts o = {.scenario = UBIKIT_TORTURE_MIX, .device = "nand4k", .seed = 5};
+	o.max_cycles = 3;
+	o.plant = UBIKIT_TORTURE_PLANT_REPROGRAM;
+	struct ubikit_torture_result r;
+	run(&o, &r);
+	assert_int_equal(r.findings, 1);
+	if (!strstr(r.first_finding, "the stack programmed or erased the flash against its rules 1 time(s); first: ") ||
+	    !strstr(r.first_finding, "(NOP limit 1)"))
+		fail_msg("not the planted double program: %s", r.first_finding);
+	o.plant = 0;
+	run(&o, &r);
+	no_findings(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +534,7 @@ int main(void)
 		cmocka_unit_test(t_plant_lost_write),
 		cmocka_unit_test(t_plant_fsync_eio),
 		cmocka_unit_test(t_plant_erase_all),
+		cmocka_unit_test(t_plant_reprogram),
 	};
 	const char *only = getenv("UBIKIT_TEST_FILTER");
 	if (only && *only)
