@@ -129,10 +129,16 @@ int ubifs_rcvry_inl_heads(struct ubifs_fs *fs)
  * kernel does. ubifs_recover_size ran first. */
 static int fix_sizes_in_place(struct ubifs_fs *fs)
 {
+	if (!fs->size_fix_cnt)
+		return 0;
+	/* what the heads hold in memory first: a LEB rewritten below must
+	 * carry it, and a head goes on after it on clean flash */
+	int err = ubifs_jnl_sync_all(fs);
+	if (err)
+		return err;
 	uint8_t *buf = malloc(fs->leb_size);
 	if (!buf)
 		return -ENOMEM;
-	int err = 0;
 	for (size_t i = 0; !err && i < fs->size_fix_cnt; i++) {
 		const struct ubifs_size_fix *e = &fs->size_fix[i];
 		struct ubifs_key k = ubifs_key_make(e->inum, UBIFS_INO_KEY, 0);
@@ -148,7 +154,9 @@ static int fix_sizes_in_place(struct ubifs_fs *fs)
 		err = ubifs_lpt_lookup(fs->lpt, zb.lnum, &lp);
 		if (err)
 			break;
-		uint32_t used = fs->leb_size - lp.free;
+		uint32_t used = align_up(fs->leb_size - lp.free, fs->min_io_size);
+		if (used > fs->leb_size)
+			used = fs->leb_size;
 		if (zb.offs + zb.len > used) {
 			err = util_err_set(&fs->err, -EUCLEAN,
 					   "recovery: inode %u at LEB %u:%u (len %u) lies beyond the LEB's used %u bytes",
