@@ -45,12 +45,11 @@ static int long_tests(void)
 	return e && *e && strcmp(e, "0");
 }
 
-/* Findings known and open (docs/torture.md, "Open"): the test shows as
- * skipped, never as passed, and names it; any other finding fails.
- *  - NOR: bytes in an LPT LEB that are neither a node nor empty space. */
-/* No finding is known open: the NOR LPT one ("LPT LEB n: no node and no
- * empty space") was padding plus the next run read as a node (fixed
- * 2026-12-05, t_nor_lpt_walk). */
+/* Findings known and open (docs/torture.md, "Open") would make a test show
+ * as skipped, never as passed. None is listed: the NOR LPT one ("LPT LEB n:
+ * no node and no empty space") was padding plus the next run read as a node
+ * (fixed 2026-12-05, t_nor_lpt_walk), and no test meets the nand4k seed-302
+ * one. Any finding fails. */
 static int known_open(const struct ubikit_torture_result *r)
 {
 	(void)r;
@@ -206,12 +205,6 @@ static void t_nand4k_erase_cuts(void **state)
 	assert_true(r.cuts_in_erase >= (SANITIZED ? 1u : 5u));
 }
 
-/* NOR: an open finding (docs/torture.md, "open"): after some cuts the
- * strict check finds bytes in an LPT LEB where neither a node nor empty
- * space should be ("LPT check: LPT LEB 6: no node and no empty space",
- * `ubikit torture powercut-recovery -d nor -s 22 -n 50`). Until it is
- * understood, that one finding makes this test a skip (shown as such),
- * never a pass; any other finding fails it. */
 /* The NOR LPT finding, deterministically: on min I/O 8 a commit's run
  * ends a byte before an aligned boundary, and the 0xFF padding plus the
  * next run's ltab read as a 3-byte small-model "lsave" whose CRC matched;
